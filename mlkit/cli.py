@@ -1,0 +1,314 @@
+"""The ``mlkit`` command line: thin wrappers that parse, check names, call, and print.
+
+Every user error (a bad config, an unknown name, a corrupt file) is printed as one line on
+stderr and exits with status 2; a failed regression or claim exits with status 1.
+"""
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from ._errors import MlkitError
+
+logger = logging.getLogger("mlkit")
+
+KINDS = ("methods", "datasets", "targets", "formats", "metrics")
+
+
+class _Group(click.Group):
+    """A click group that turns MlkitError into one line on stderr and exit status 2."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except MlkitError as exc:
+            click.echo(f"mlkit: error: {exc}", err=True)
+            ctx.exit(2)
+
+
+def _progress(ctx):
+    return ctx.obj.get("verbosity", 0) >= 0 and sys.stderr.isatty()
+
+
+def _say(ctx, text=""):
+    if ctx.obj.get("verbosity", 0) >= 0:
+        click.echo(text)
+
+
+_jobs = click.option("--jobs", "-j", default=1, show_default=True, type=int,
+                     help="Runs in parallel (joblib n_jobs; -1 = all cores). Never changes "
+                          "the numbers.")
+_out = click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+                    help="Output folder (default: results/<paper>/<artifact>[-quick]).")
+_force = click.option("--force", is_flag=True, help="Recompute runs that already have a record.")
+_backend = click.option("--backend", type=str, default=None,
+                        help="joblib backend for the runs: loky (default), threading, dask, ...")
+_scheduler = click.option("--scheduler", type=str, default=None,
+                          help="Dask scheduler address (implies --backend dask).")
+_set = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                    help="Override a config key, e.g. methods.MSSBoost.params.rd=0.2 "
+                         "(repeatable).")
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="mlkit")
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors and where results went.")
+@click.pass_context
+def cli(ctx, verbose, quiet):
+    """Reproduce the tables and figures of four learning papers from YAML configs.
+
+    \b
+    mlkit list                         what is implemented
+    mlkit reproduce mssboost/fig4      run a paper's figure or table (paper vs ours)
+    mlkit train --config FILE          run any experiment config
+    mlkit verify mssboost              check the paper's claims on saved results
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["verbosity"] = -1 if quiet else verbose
+    level = logging.WARNING - 10 * min(verbose, 2) if not quiet else logging.ERROR
+    logging.basicConfig(level=level, format="mlkit: %(levelname)s: %(message)s")
+
+
+# -- list ---------------------------------------------------------------------------------
+@cli.command("list")
+@click.argument("kind", required=False, type=click.Choice(KINDS))
+def list_cmd(kind):
+    """List what is implemented: methods, datasets, targets, formats, metrics."""
+    from . import registry
+
+    tables = {"methods": registry.METHODS, "datasets": registry.DATASETS,
+              "targets": registry.TARGETS, "formats": registry.FORMATS,
+              "metrics": registry.METRICS}
+    for name in [kind] if kind else KINDS:
+        entries = tables[name].entries()
+        click.echo(f"{name}:")
+        if not entries:
+            click.echo("  (none)")
+        width = max((len(e.name) for e in entries), default=0)
+        for e in entries:
+            extra = ""
+            if name == "datasets":
+                extra = " [synthetic]" if e.meta.get("synthetic") else " [real]"
+            click.echo(f"  {e.name:<{width}}  {e.summary}{extra}")
+
+
+# -- train / reproduce -------------------------------------------------------------------
+@cli.command()
+@click.option("--config", "config_path", required=True,
+              type=click.Path(dir_okay=False, path_type=Path), help="Experiment config (YAML).")
+@_set
+@click.option("--seed", type=int, default=None, help="Replace protocol.seed.")
+@click.option("--quick", is_flag=True, help="Apply the config's quick: block.")
+@_jobs
+@_out
+@_force
+@_backend
+@_scheduler
+@click.pass_context
+def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, scheduler):
+    """Run every method of a config on its dataset and protocol; write a metrics table."""
+    from .config import load_spec
+    from .experiment import run
+    from .manifest import build_manifest
+    from ._io import write_json
+    from .report.summaries import metric_table, plot_curves
+    from .report.tables import write_table
+    from .targets import results_root
+
+    spec = load_spec(config_path, overrides=overrides, quick=quick, seed=seed)
+    if not spec.methods:
+        raise MlkitError(f"{config_path}: no methods to train")
+    out = out or results_root() / spec.paper / (spec.artifact + ("-quick" if quick else ""))
+    result = run(spec, out, jobs=jobs, force=force, backend=backend, scheduler=scheduler,
+                 progress=_progress(ctx))
+    caption = f"{spec.title or spec.target}. Data: {result.dataset.provenance}."
+    table = metric_table(result.records, spec.metrics, spec.reported.get("table"))
+    _say(ctx, write_table(table, out, caption))
+    if spec.curves:
+        for metric in spec.metrics:
+            plot_curves(result.records, metric, out, f"curves_{metric}", caption=caption)
+    write_json(out / "manifest.json", build_manifest(spec, result, quick=quick))
+    _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
+              f"{result.wall_time:.1f} s")
+    click.echo(f"results: {out}")
+
+
+@cli.command()
+@click.argument("targets", nargs=-1)
+@click.option("--all", "all_targets", is_flag=True, help="Every registered target.")
+@click.option("--quick", is_flag=True, help="The smaller settings of each config's quick: block.")
+@_set
+@_jobs
+@_force
+@_out
+@_backend
+@_scheduler
+@click.pass_context
+def reproduce(ctx, targets, all_targets, quick, overrides, jobs, force, out, backend,
+              scheduler):
+    """Reproduce paper tables/figures: TARGET is paper/artifact (mssboost/fig4) or a bare
+    artifact name when only one paper has it."""
+    from .registry import TARGETS
+    from .targets import reproduce as run_target
+    from .targets import resolve_target
+
+    if all_targets:
+        targets = TARGETS.names()
+    if not targets:
+        raise MlkitError("name at least one target (see `mlkit list targets`) or use --all")
+    resolved = [resolve_target(t) for t in targets]
+    if out is not None and len(resolved) > 1:
+        raise MlkitError("--out takes one target; leave it out to use results/<paper>/...")
+    for target in resolved:
+        rendered, out_dir, result = run_target(
+            target, quick=quick, jobs=jobs, force=force, out=out, backend=backend,
+            scheduler=scheduler, progress=_progress(ctx), overrides=overrides,
+            command=" ".join(sys.argv))
+        _say(ctx, f"== {target.name}{' (quick)' if quick else ''}")
+        _say(ctx, rendered.text)
+        _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
+                  f"{result.wall_time:.1f} s")
+        click.echo(f"results: {out_dir}")
+
+
+# -- plot -----------------------------------------------------------------------------------
+@cli.group()
+def plot():
+    """Figures from saved results (no retraining)."""
+
+
+@plot.command("curves")
+@click.argument("source")
+@click.option("--metric", default=None, help="Metric to plot (default: every curve saved).")
+@_out
+@click.pass_context
+def plot_curves_cmd(ctx, source, metric, out):
+    """Learning curves from a results folder or a target's saved results."""
+    from ._io import read_json
+    from .experiment import load_records
+    from .report.summaries import plot_curves
+    from .targets import resolve_target, saved_results
+
+    path = Path(source)
+    if path.is_dir():
+        records, out_dir = load_records(path), path
+    else:
+        records, out_dir, _ = saved_results(resolve_target(source))
+        if records is None:
+            raise MlkitError(f"no saved results for {source}; run `mlkit reproduce {source}` "
+                             "first")
+    curved = [r for r in records if r.get("curves")]
+    if not curved:
+        raise MlkitError(f"{out_dir}: no saved learning curves (runs need `curves: true`)")
+    metrics = [metric] if metric else sorted({m for r in curved for m in r["curves"]})
+    provenance = ""
+    if (out_dir / "manifest.json").is_file():
+        provenance = read_json(out_dir / "manifest.json")["dataset"]["provenance"]
+    written = []
+    for m in metrics:
+        if not any(m in r["curves"] for r in curved):
+            raise MlkitError(f"no curve of metric {m!r} in {out_dir}")
+        written += plot_curves(curved, m, out or out_dir, f"curves_{m}",
+                               caption=f"Data: {provenance}" if provenance else None)
+    for p in written:
+        click.echo(f"wrote {p}")
+
+
+# -- data -----------------------------------------------------------------------------------
+@cli.group()
+def data():
+    """Datasets: list, describe, download and verify."""
+
+
+@data.command("list")
+def data_list():
+    """Registered datasets, real or synthetic."""
+    from .registry import DATASETS
+
+    for e in DATASETS.entries():
+        kind = "synthetic" if e.meta.get("synthetic") else "real"
+        click.echo(f"{e.name:<22} {kind:<9} {e.meta.get('kind', ''):<11} {e.summary}")
+
+
+@data.command("info")
+@click.argument("name")
+@click.option("--format", "fmt", default=None, help="Read NAME as a file in this format.")
+def data_info(name, fmt):
+    """Counts and provenance of a dataset, or of your own file with --format."""
+    from .datasets import describe
+
+    for line in describe(name, fmt):
+        click.echo(line)
+
+
+@data.command("fetch")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--force", is_flag=True, help="Download again even when the cache is intact.")
+def data_fetch(names, force):
+    """Download datasets (from MLKIT_DATA_MIRROR first) and verify their SHA-256."""
+    from .datasets import fetch_dataset
+
+    for name in names:
+        for path in fetch_dataset(name, force=force):
+            click.echo(f"ok {path}")
+
+
+@data.command("verify")
+@click.argument("names", nargs=-1, required=True)
+def data_verify(names):
+    """Check the cached files of datasets against their SHA-256."""
+    from .datasets import verify_dataset
+
+    for name in names:
+        for path in verify_dataset(name):
+            click.echo(f"ok {path}")
+
+
+# -- verify / regress -----------------------------------------------------------------------
+@cli.command("verify")
+@click.argument("paper")
+@click.pass_context
+def verify_cmd(ctx, paper):
+    """Check a paper's claims against saved results: PASS / FAIL / NOT RUN with numbers."""
+    from .verify import check
+
+    failed = missing = 0
+    for claim, res in check(paper):
+        status = {True: "PASS", False: "FAIL", None: "NOT RUN"}[res.passed]
+        failed += res.passed is False
+        missing += res.passed is None
+        click.echo(f"{status:<7} claim {claim.number}: {claim.statement}")
+        click.echo(f"        {res.measured}")
+    if failed or missing:
+        ctx.exit(1)
+
+
+@cli.command()
+@click.argument("targets", nargs=-1)
+@click.option("--update", is_flag=True,
+              help="Write the references from a fresh --quick run instead of comparing.")
+@click.option("--fast", is_flag=True, help="Only the targets marked fast (what CI runs).")
+@_jobs
+@click.pass_context
+def regress(ctx, targets, update, fast, jobs):
+    """Re-run the --quick form of targets with a reference in results/reference/ and fail
+    (exit 1) when a number leaves its tolerance."""
+    from .regress import regress as run_regress
+
+    table, ok = run_regress(targets, update=update, fast_only=fast, jobs=jobs,
+                            progress=_progress(ctx))
+    click.echo(table)
+    if not ok:
+        ctx.exit(1)
+
+
+def main():
+    cli(prog_name="mlkit")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

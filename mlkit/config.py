@@ -1,0 +1,383 @@
+"""YAML experiment configs -> validated, typed :class:`ExperimentSpec`.
+
+A config names a paper and an artifact, one dataset, the methods with their parameters, the
+protocol (split, repeats, folds, seed), the metrics, the paper's reported numbers (``reported:``)
+and a ``quick:`` block of smaller settings for ``--quick``. Files are read with
+``yaml.safe_load`` semantics only. Every problem is a :class:`~mlkit._errors.ConfigError`
+naming the file, the line, the key and what to do (the closest valid key, the allowed range).
+"""
+
+import copy
+import inspect
+import os
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+import yaml
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
+                      model_validator)
+
+from ._errors import ConfigError, MlkitError, did_you_mean
+from .registry import DATASETS, FORMATS, METHODS, METRICS
+
+__all__ = ["ExperimentSpec", "DatasetSpec", "MethodSpec", "ProtocolSpec", "load_spec",
+           "configs_dir", "apply_overrides"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class DatasetSpec(_Strict):
+    """``name`` of a registered dataset, or ``path`` + ``format`` of a user's own file."""
+
+    name: Optional[str] = None
+    path: Optional[str] = None
+    format: Optional[str] = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    def label(self):
+        return self.name or Path(self.path).name
+
+
+class MethodSpec(_Strict):
+    """A registered method, its constructor parameters, and the label its rows carry."""
+
+    name: str
+    label: Optional[str] = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def display(self):
+        return self.label or self.name
+
+
+class ProtocolSpec(_Strict):
+    """How runs are drawn: ``holdout`` (random train/test split redrawn every repeat), ``cv``
+    (k folds per repeat) or ``predefined`` (the dataset's own train/test split)."""
+
+    split: Literal["holdout", "cv", "predefined"] = "holdout"
+    test_size: float = Field(0.25, gt=0, lt=1)
+    n_folds: int = Field(10, ge=2)
+    repeats: int = Field(1, ge=1)
+    stratify: bool = False
+    seed: int = Field(0, ge=0)
+
+
+class ExperimentSpec(_Strict):
+    """The typed form of one experiment config (see the README's config reference)."""
+
+    paper: str
+    artifact: str
+    title: str = ""
+    dataset: DatasetSpec
+    methods: list[MethodSpec] = Field(default_factory=list)
+    protocol: ProtocolSpec = Field(default_factory=ProtocolSpec)
+    metrics: list[str] = Field(default_factory=list)
+    curves: bool = False
+    reported: dict[str, Any] = Field(default_factory=dict)   # the paper's own numbers
+    report: dict[str, Any] = Field(default_factory=dict)
+    quick: dict[str, Any] = Field(default_factory=dict)
+    source: Optional[str] = None   # the file it came from (filled in by load_spec)
+
+    @field_validator("methods")
+    @classmethod
+    def _unique_labels(cls, methods):
+        labels = [m.display for m in methods]
+        dupes = sorted({x for x in labels if labels.count(x) > 1})
+        if dupes:
+            raise ValueError(f"method labels must be unique; repeated: {dupes} "
+                             "(give each a distinct 'label')")
+        return methods
+
+    @model_validator(mode="after")
+    def _metrics_for_methods(self):
+        if self.methods and not self.metrics:
+            raise ValueError("a config with methods needs at least one entry in 'metrics'")
+        return self
+
+    @property
+    def target(self):
+        return f"{self.paper}/{self.artifact}"
+
+    def resolved(self):
+        """The spec as a plain dict (what the manifest stores)."""
+        return self.model_dump(mode="json", exclude={"quick", "source"})
+
+
+# ---------------------------------------------------------------------------------------
+def configs_dir():
+    """The folder of the shipped configs: ``$MLKIT_CONFIGS`` or ``configs/`` of the clone."""
+    env = os.environ.get("MLKIT_CONFIGS")
+    path = Path(env) if env else Path(__file__).resolve().parents[1] / "configs"
+    if not path.is_dir():
+        raise MlkitError(f"configs folder {path} not found; install mlkit from its clone "
+                         "(pip install -e .) or set MLKIT_CONFIGS to the configs folder")
+    return path
+
+
+def _read_yaml(path):
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config ({exc})") from None
+    try:
+        raw = yaml.safe_load(text)
+        node = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}{where}: malformed YAML: {problem}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a config must be a mapping of keys, got "
+                          f"{type(raw).__name__}")
+    return raw, node
+
+
+def _line_of(node, loc):
+    """1-based line of the YAML node at key path ``loc`` (or of its deepest existing parent)."""
+    line = None
+    for part in loc:
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == str(part)), None)
+            if node is None:
+                # the key itself may be the culprit: point at it
+                break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            node = node.value[part] if part < len(node.value) else None
+        else:
+            node = None
+    if node is not None:
+        line = node.start_mark.line + 1
+    return line
+
+
+def _key_line(node, loc):
+    """Line of the key named by the last element of ``loc`` (for unknown keys)."""
+    parent = node
+    for part in loc[:-1]:
+        if isinstance(parent, yaml.MappingNode):
+            parent = next((v for k, v in parent.value if k.value == str(part)), None)
+        elif isinstance(parent, yaml.SequenceNode) and isinstance(part, int):
+            parent = parent.value[part] if part < len(parent.value) else None
+        if parent is None:
+            return None
+    if isinstance(parent, yaml.MappingNode):
+        for k, _ in parent.value:
+            if k.value == str(loc[-1]):
+                return k.start_mark.line + 1
+    return None
+
+
+def _fmt_loc(loc):
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _fields_at(loc):
+    """Valid key names of the model found at key path ``loc`` (for suggestions)."""
+    model = ExperimentSpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            return []
+        ann = field.annotation
+        inner = getattr(ann, "__args__", None)
+        candidates = [ann, *(inner or ())]
+        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)),
+                     None)
+        if model is None:
+            return []
+    names = []
+    for n, f in model.model_fields.items():
+        if n == "source":
+            continue
+        names.append(f.alias or n)
+    return names
+
+
+def _error_from_pydantic(path, node, exc):
+    err = exc.errors()[0]
+    loc = tuple(err["loc"])
+    if err["type"] == "extra_forbidden":
+        line = _key_line(node, loc)
+        key = loc[-1]
+        where = _fmt_loc(loc[:-1]) or "top level"
+        msg = (f"unknown key {key!r} in {where}{did_you_mean(key, _fields_at(loc[:-1]))}; "
+               f"valid keys: {', '.join(_fields_at(loc[:-1]))}")
+    elif err["type"] == "missing":
+        line = _line_of(node, loc[:-1]) if len(loc) > 1 else None
+        msg = f"missing required key {_fmt_loc(loc)!r}"
+    else:
+        line = _line_of(node, loc)
+        got = err.get("input")
+        msg = f"{_fmt_loc(loc)}: {err['msg'].rstrip('.')}; got {got!r}"
+    where = f":{line}" if line else ""
+    return ConfigError(f"{path}{where}: {msg}")
+
+
+# ---------------------------------------------------------------------------------------
+def _deep_merge(base, extra):
+    out = copy.deepcopy(base)
+    for key, value in (extra or {}).items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        elif key == "methods" and isinstance(value, dict) and isinstance(out.get(key), list):
+            # quick: {methods: {<label or name>: {params: ...}}} tweaks listed methods
+            for ref, tweak in value.items():
+                idx = _method_index(out[key], ref)
+                out[key][idx] = _deep_merge(out[key][idx], tweak)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _method_index(methods, ref):
+    if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+        i = int(ref)
+        if 0 <= i < len(methods):
+            return i
+        raise ConfigError(f"methods[{i}] does not exist ({len(methods)} methods)")
+    refs = [m.get("label") or m.get("name") for m in methods if isinstance(m, dict)]
+    for i, m in enumerate(methods):
+        if isinstance(m, dict) and ref in (m.get("label"), m.get("name")):
+            return i
+    raise ConfigError(f"no method {ref!r} in this config{did_you_mean(ref, refs)}; "
+                      f"methods: {', '.join(map(str, refs))}")
+
+
+def apply_overrides(raw, overrides):
+    """Apply ``--set key.path=value`` strings to a raw config dict (values parsed as YAML).
+
+    A method is addressed by its label, name or index: ``methods.MSSBoost.params.rd=0.2``.
+    """
+    raw = copy.deepcopy(raw)
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"--set {item!r}: expected key.path=value")
+        key, value = item.split("=", 1)
+        try:
+            parsed = yaml.safe_load(value) if value.strip() else None
+        except yaml.YAMLError:
+            parsed = value
+        parts = [p for p in key.strip().split(".") if p]
+        if not parts:
+            raise ConfigError(f"--set {item!r}: empty key")
+        cur = raw
+        for i, part in enumerate(parts[:-1]):
+            if isinstance(cur, list):
+                cur = cur[_method_index(cur, part)]
+                continue
+            nxt = cur.get(part)
+            if nxt is None:
+                nxt = cur[part] = {}
+            if not isinstance(nxt, (dict, list)):
+                raise ConfigError(f"--set {item!r}: {'.'.join(parts[:i + 1])} is not a mapping")
+            cur = nxt
+        if isinstance(cur, list):
+            raise ConfigError(f"--set {item!r}: name a key inside the method, e.g. "
+                              f"{key}.params.NAME=VALUE")
+        cur[parts[-1]] = parsed
+    return raw
+
+
+# ---------------------------------------------------------------------------------------
+def _check_params(callable_, params, where, path, node, loc):
+    """Unknown parameter names of a function or estimator class -> ConfigError."""
+    if inspect.isclass(callable_) and hasattr(callable_, "_get_param_names"):
+        valid = callable_._get_param_names()
+    else:
+        sig = inspect.signature(callable_)
+        valid = [n for n, p in sig.parameters.items()
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n != "path"]
+    for key in params:
+        if key not in valid:
+            line = _key_line(node, (*loc, key))
+            raise ConfigError(
+                f"{path}{f':{line}' if line else ''}: unknown parameter {key!r} of {where}"
+                f"{did_you_mean(key, valid)}; valid parameters: {', '.join(valid)}"
+            )
+
+
+def _check_names(spec, path, node):
+    """Every name must be registered; every method's parameters must pass its own checks."""
+    ds = spec.dataset
+    if (ds.name is None) == (ds.path is None):
+        raise ConfigError(f"{path}: dataset needs exactly one of 'name' (a registered dataset) "
+                          "or 'path' (+ 'format') of your own file")
+    try:
+        if ds.name is not None:
+            loader = DATASETS.get(ds.name)
+        else:
+            if ds.format is None:
+                raise ConfigError(f"{path}: dataset.path needs a 'format' "
+                                  f"(one of: {', '.join(FORMATS.names())})")
+            loader = FORMATS.get(ds.format)
+        _check_params(loader, ds.params, f"dataset {ds.label()!r}", path, node,
+                      ("dataset", "params"))
+        for i, m in enumerate(spec.methods):
+            cls = METHODS.get(m.name)
+            _check_params(cls, m.params, f"method {m.name!r}", path, node,
+                          ("methods", i, "params"))
+            try:
+                cls(**m.params)._validate_params()
+            except (ValueError, TypeError) as exc:
+                key = next((k for k in m.params if repr(k) in str(exc) or f"'{k}'" in str(exc)),
+                           None)
+                line = _line_of(node, ("methods", i, "params", key)) if key else None
+                raise ConfigError(f"{path}{f':{line}' if line else ''}: methods[{i}] "
+                                  f"({m.display}): {exc}") from None
+        for name in spec.metrics:
+            METRICS.get(name)
+    except MlkitError as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def load_spec(path, *, overrides=(), quick=False, seed=None):
+    """Read, override, validate and check one config file.
+
+    Parameters
+    ----------
+    path : str or Path
+    overrides : sequence of str
+        ``key.path=value`` strings (``--set``), applied after ``quick``.
+    quick : bool
+        Merge the config's ``quick:`` block first (``--quick``).
+    seed : int, optional
+        Replaces ``protocol.seed`` (``--seed``).
+
+    Returns
+    -------
+    ExperimentSpec
+    """
+    raw, node = _read_yaml(path)
+    if quick:
+        quick_block = raw.get("quick") or {}
+        if not isinstance(quick_block, dict):
+            raise ConfigError(f"{path}: 'quick' must be a mapping of keys to override")
+        raw = _deep_merge(raw, quick_block)
+    raw = apply_overrides(raw, overrides)
+    if seed is not None:
+        raw.setdefault("protocol", {})
+        raw["protocol"]["seed"] = seed
+    raw.pop("source", None)
+    try:
+        spec = ExperimentSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise _error_from_pydantic(path, node, exc) from None
+    spec.source = str(path)
+    _check_names(spec, path, node)
+    return spec

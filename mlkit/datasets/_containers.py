@@ -1,0 +1,192 @@
+"""Typed data containers: multi-label, multi-instance and multi-view.
+
+Every container carries its provenance (``source``, and ``synthetic``: True for generated
+"-style" data, False for a real collection), so every table and figure can say which it is.
+All share the small interface the experiment runner needs: ``len(data)``, ``inputs`` (what
+an estimator's ``fit`` takes as X), ``target`` (its y), ``stratify`` and ``subset(indices)``.
+"""
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["MultiLabelDataset", "MultiInstanceDataset", "MultiViewDataset"]
+
+
+@dataclass
+class _Dataset:
+    name: str
+    source: str = ""
+    synthetic: bool = False
+    descr: str = ""
+    checksums: dict = field(default_factory=dict)
+    splits: dict = field(default_factory=dict)
+
+    @property
+    def provenance(self):
+        """One line for captions: 'real data: <source>' or 'synthetic (-style) data: <source>'."""
+        kind = "synthetic data" if self.synthetic else "real data"
+        return f"{self.name} ({kind}: {self.source})" if self.source else f"{self.name} ({kind})"
+
+    def __len__(self):
+        return len(self.target)
+
+    @property
+    def stratify(self):
+        """A 1-D array to stratify splits on, or None."""
+        return None
+
+
+def _take_rows(X, idx):
+    return X[idx] if not sp.issparse(X) else X[idx]
+
+
+@dataclass
+class MultiLabelDataset(_Dataset):
+    """Examples X (n, d), dense or scipy.sparse, and a 0/1 label matrix Y (n, L)."""
+
+    X: object = None
+    Y: np.ndarray = None
+    label_names: list = None
+    feature_names: list = None
+    feature_groups: dict = None     # group name -> slice of columns
+
+    def __post_init__(self):
+        self.Y = np.asarray(self.Y, dtype=np.int8)
+        if self.Y.ndim != 2 or self.Y.shape[0] != self.X.shape[0]:
+            raise ValueError(f"{self.name}: Y of shape {self.Y.shape} does not match X of shape "
+                             f"{self.X.shape}")
+        if self.label_names is None:
+            self.label_names = [f"label {i + 1}" for i in range(self.Y.shape[1])]
+
+    @property
+    def inputs(self):
+        return self.X
+
+    @property
+    def target(self):
+        return self.Y
+
+    @property
+    def n_labels(self):
+        return self.Y.shape[1]
+
+    def subset(self, idx):
+        return replace(self, X=_take_rows(self.X, idx), Y=self.Y[idx], splits={})
+
+    def statistics(self):
+        """The counts of Table 1 style summaries."""
+        n, d = self.X.shape
+        card = float(self.Y.sum(axis=1).mean())
+        return {"examples": n, "features": d, "labels": self.n_labels,
+                "cardinality": round(card, 3), "density": round(card / self.n_labels, 4)}
+
+
+@dataclass
+class MultiInstanceDataset(_Dataset):
+    """Bags of instances: one flat instance matrix (dense or sparse) plus bag offsets.
+
+    Bag ``b`` is ``instances[offsets[b]:offsets[b + 1]]``; per-bag aggregates over instance
+    scores are ``np.add.reduceat(scores, offsets[:-1])`` with no Python loop over bags.
+    """
+
+    instances: object = None
+    offsets: np.ndarray = None
+    y: np.ndarray = None
+    bag_ids: np.ndarray = None
+    instance_labels: np.ndarray = None
+    class_names: list = None
+
+    def __post_init__(self):
+        self.offsets = np.asarray(self.offsets, dtype=np.int64)
+        self.y = np.asarray(self.y)
+        if self.offsets[0] != 0 or self.offsets[-1] != self.instances.shape[0]:
+            raise ValueError(f"{self.name}: bag offsets do not cover the instance matrix")
+        if np.any(np.diff(self.offsets) <= 0):
+            empty = int(np.flatnonzero(np.diff(self.offsets) <= 0)[0])
+            raise ValueError(f"{self.name}: bag {empty} has 0 instances; every bag needs one")
+        if len(self.y) != len(self.offsets) - 1:
+            raise ValueError(f"{self.name}: {len(self.y)} labels for {len(self.offsets) - 1} bags")
+        if self.bag_ids is None:
+            self.bag_ids = np.arange(len(self.y))
+
+    def statistics(self):
+        n_inst, d = self.instances.shape
+        out = {"bags": len(self.y), "instances": n_inst, "dimension": d}
+        classes, counts = np.unique(self.y, return_counts=True)
+        out.update({f"bags of class {c}": int(k) for c, k in zip(classes, counts)})
+        if hasattr(self.instances, "nnz"):
+            out["density"] = round(self.instances.nnz / max(1, n_inst * d), 5)
+        return out
+
+    @property
+    def bags(self):
+        """The bags as a list of (n_b, d) arrays or sparse matrices (views, no copy when dense)."""
+        return [self.instances[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:])]
+
+    @property
+    def inputs(self):
+        return self.bags
+
+    @property
+    def target(self):
+        return self.y
+
+    @property
+    def stratify(self):
+        return self.y
+
+    def subset(self, idx):
+        idx = np.asarray(idx)
+        sizes = np.diff(self.offsets)[idx]
+        rows = np.concatenate([np.arange(self.offsets[b], self.offsets[b + 1]) for b in idx])
+        inst_labels = None if self.instance_labels is None else self.instance_labels[rows]
+        return replace(self, instances=_take_rows(self.instances, rows),
+                       offsets=np.concatenate([[0], np.cumsum(sizes)]), y=self.y[idx],
+                       bag_ids=self.bag_ids[idx], instance_labels=inst_labels, splits={})
+
+
+@dataclass
+class MultiViewDataset(_Dataset):
+    """Several feature matrices (views) of the same n examples and one target: a class
+    vector y (n,) or a 0/1 label matrix Y (n, L)."""
+
+    views: list = None
+    view_names: list = None
+    y: np.ndarray = None
+    class_names: list = None
+
+    def __post_init__(self):
+        self.y = np.asarray(self.y)
+        n = len(self.y)
+        for v, X in enumerate(self.views):
+            if X.shape[0] != n:
+                raise ValueError(f"{self.name}: view {v} has {X.shape[0]} rows, the target {n}")
+        if self.view_names is None:
+            self.view_names = [f"view {v + 1}" for v in range(len(self.views))]
+
+    def statistics(self):
+        out = {"examples": len(self.y), "views": len(self.views),
+               "view dimensions": [X.shape[1] for X in self.views]}
+        if self.y.ndim == 1:
+            out["classes"] = int(len(np.unique(self.y)))
+        else:
+            out["labels"] = int(self.y.shape[1])
+        return out
+
+    @property
+    def inputs(self):
+        return self.views
+
+    @property
+    def target(self):
+        return self.y
+
+    @property
+    def stratify(self):
+        return self.y if self.y.ndim == 1 else None
+
+    def subset(self, idx):
+        return replace(self, views=[_take_rows(X, idx) for X in self.views], y=self.y[idx],
+                       splits={})

@@ -1,0 +1,55 @@
+"""Dataset records: a name, its loader, its files (path + SHA-256 + public URL), its kind.
+
+A real dataset is registered with :func:`register_dataset` and the :class:`RemoteFile` list
+of its files; its loader calls :func:`fetch` (cache -> ``MLKIT_DATA_MIRROR`` -> public URL,
+verified by SHA-256) and parses the files with a format reader.
+"""
+
+from .._errors import DataError
+from ..registry import DATASETS, FORMATS
+from ._fetch import RemoteFile, fetch, get_data_home, verify
+
+__all__ = ["register_dataset", "fetch_dataset", "verify_dataset", "describe", "RemoteFile"]
+
+
+def register_dataset(name, loader, *, kind, synthetic, summary="", files=(), **meta):
+    """Register ``loader`` under ``name`` with its files and metadata."""
+    return DATASETS.register(name, loader, summary=summary, kind=kind, synthetic=synthetic,
+                             files=tuple(files), **meta)
+
+
+def fetch_dataset(name, *, force=False, data_home=None):
+    """Fetch and verify every file of ``name``; the local paths (empty for generated data)."""
+    return [fetch(f, data_home, force=force) for f in DATASETS.entry(name).meta.get("files", ())]
+
+
+def verify_dataset(name, *, data_home=None):
+    """Verify the cached files of ``name`` against their SHA-256; their paths."""
+    home = get_data_home(data_home)
+    paths = []
+    for f in DATASETS.entry(name).meta.get("files", ()):
+        path = home / f.path
+        if not path.is_file():
+            raise DataError(f"{name}: {path} is not downloaded; run `mlkit data fetch {name}`")
+        paths.append(verify(path, f.sha256))
+    return paths
+
+
+def describe(name, fmt=None):
+    """Lines describing a dataset (or a file read with format ``fmt``): provenance, files,
+    counts."""
+    if fmt is not None:
+        data = FORMATS.get(fmt)(name)
+        lines = [f"{name} (format {fmt})"]
+    else:
+        entry = DATASETS.entry(name)
+        data = entry.obj()
+        lines = [f"{name}: {entry.summary}",
+                 f"kind: {entry.meta.get('kind')}, "
+                 f"{'synthetic' if entry.meta.get('synthetic') else 'real'} data"]
+        for f in entry.meta.get("files", ()):
+            lines.append(f"file: {f.path} sha256={f.sha256}"
+                         + (f" url={f.url}" if f.url else ""))
+    lines.append(f"provenance: {data.provenance}")
+    lines += [f"{k}: {v}" for k, v in data.statistics().items()]
+    return lines

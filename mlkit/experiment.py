@@ -1,0 +1,272 @@
+"""Run an experiment spec: splits, repeats, seeds, parallel runs, resumable on-disk records.
+
+One *run* is one method fitted on one training split and evaluated on its test split. Runs
+are independent, so they go to joblib (``--jobs``; any joblib backend, e.g. a Dask cluster
+with ``backend="dask"``), and each finished run is written at once, atomically, to
+``<out>/runs/<method>/r<repeat>-f<fold>.json`` with a key hashing everything that determines
+its numbers. A rerun loads every record whose key matches and computes only the rest, so an
+interrupted reproduction resumes where it stopped; ``force=True`` recomputes everything.
+"""
+
+import hashlib
+import json
+import logging
+import re
+import time
+import zlib
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from joblib import Parallel, delayed, parallel_config
+from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
+
+from . import __version__
+from ._errors import MlkitError
+from ._io import read_json, write_json
+from .datasets import load_dataset
+from .registry import METHODS, METRICS
+
+__all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "method_seed",
+           "build_estimator", "fit_method"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Split:
+    """One train/test split: its repeat and fold numbers, indices and seed."""
+
+    repeat: int
+    fold: int
+    train: np.ndarray
+    test: np.ndarray
+    seed: int
+
+    @property
+    def name(self):
+        return f"r{self.repeat:02d}-f{self.fold:02d}"
+
+
+@dataclass
+class RunResult:
+    """What :func:`run` returns: the data's provenance, every record, and timings."""
+
+    spec: object
+    dataset: object
+    records: list = field(default_factory=list)
+    computed: int = 0
+    reused: int = 0
+    wall_time: float = 0.0
+
+    def by_method(self):
+        """{method label: [records sorted by split]} in the config's method order."""
+        out = {m.display: [] for m in self.spec.methods}
+        for r in self.records:
+            out[r["method"]].append(r)
+        for recs in out.values():
+            recs.sort(key=lambda r: (r["repeat"], r["fold"]))
+        return out
+
+
+def _seed(entropy, *spawn_key):
+    from numpy.random import SeedSequence
+
+    return int(SeedSequence(entropy, spawn_key=tuple(spawn_key)).generate_state(1)[0])
+
+
+def method_seed(split_seed, method_label):
+    """The seed of one method on one split: stable when other methods are added or removed."""
+    return _seed(split_seed, zlib.crc32(method_label.encode()))
+
+
+def make_splits(data, protocol):
+    """All train/test splits of a protocol, each with its own seed (numpy SeedSequence).
+
+    ``holdout`` redraws a random split every repeat; ``cv`` makes ``n_folds`` folds per repeat
+    with a fresh shuffle; ``predefined`` uses the dataset's own ``splits['train'/'test']``.
+    """
+    n = len(data)
+    strat = data.stratify if protocol.stratify else None
+    if protocol.split == "predefined":
+        if not {"train", "test"} <= set(data.splits):
+            raise MlkitError(f"dataset {data.name} has no predefined train/test split; use "
+                             "protocol.split: holdout or cv")
+        return [Split(r, 0, np.asarray(data.splits["train"]), np.asarray(data.splits["test"]),
+                      _seed(protocol.seed, r)) for r in range(protocol.repeats)]
+    splits = []
+    for r in range(protocol.repeats):
+        seed = _seed(protocol.seed, r)
+        rs = seed % (2**31)
+        if protocol.split == "holdout":
+            cls = StratifiedShuffleSplit if strat is not None else ShuffleSplit
+            splitter = cls(n_splits=1, test_size=protocol.test_size, random_state=rs)
+        else:
+            cls = StratifiedKFold if strat is not None else KFold
+            splitter = cls(n_splits=protocol.n_folds, shuffle=True, random_state=rs)
+        for f, (tr, te) in enumerate(splitter.split(np.zeros((n, 1)), strat)):
+            splits.append(Split(r, f, tr, te, _seed(seed, f)))
+    return splits
+
+
+def _slug(text):
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "method"
+
+
+def _run_key(spec, method, split):
+    payload = {
+        "dataset": spec.dataset.model_dump(mode="json"),
+        "method": method.model_dump(mode="json"),
+        "protocol": spec.protocol.model_dump(mode="json"),
+        "split": [split.repeat, split.fold],
+        "metrics": sorted(spec.metrics),
+        "curves": spec.curves,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _score(metric_names, y_true, score, pred):
+    out = {}
+    for name in metric_names:
+        entry = METRICS.entry(name)
+        out[name] = float(entry.obj(y_true, score if entry.meta["needs"] == "score" else pred))
+    return out
+
+
+def build_estimator(method, split):
+    """The method's estimator with the config's parameters and, unless the config fixes it,
+    the run's own ``random_state`` (see :func:`method_seed`)."""
+    est = METHODS.get(method.name)(**method.params)
+    if "random_state" in est.get_params() and "random_state" not in method.params:
+        est.set_params(random_state=method_seed(split.seed, method.display) % (2**31))
+    return est
+
+
+def fit_method(data, method, split):
+    """(fitted estimator, train part, test part, fit seconds) of one method on one split."""
+    est = build_estimator(method, split)
+    train, test = data.subset(split.train), data.subset(split.test)
+    t0 = time.perf_counter()
+    est.fit(train.inputs, train.target)
+    return est, train, test, time.perf_counter() - t0
+
+
+def _fit_and_score(data, method, split, metric_names, curves):
+    """Fit one method on one split and score it on the test part (runs in a worker)."""
+    est, train, test, fit_s = fit_method(data, method, split)
+    t1 = time.perf_counter()
+    score = est.decision_function(test.inputs) if hasattr(est, "decision_function") else None
+    pred = est.predict(test.inputs)
+    t2 = time.perf_counter()
+    record = {
+        "metrics": _score(metric_names, test.target, score, pred),
+        "timings": {"fit_s": fit_s, "predict_s": t2 - t1},
+        "n_train": len(train), "n_test": len(test),
+        "random_state": est.get_params().get("random_state"),
+    }
+    for attr in ("n_estimators", "model_size_"):
+        try:
+            value = getattr(est, attr)
+        except AttributeError:
+            continue
+        record.setdefault("model", {})[attr] = value
+    if curves and hasattr(est, "staged_decision_function"):
+        stages = [_score([m for m in metric_names if METRICS.entry(m).meta["needs"] == "score"],
+                         test.target, F, None) for F in est.staged_decision_function(test.inputs)]
+        record["curves"] = {m: [s[m] for s in stages] for m in (stages[0] if stages else {})}
+    return record
+
+
+def record_path(out_dir, method, split):
+    return Path(out_dir) / "runs" / _slug(method.display) / f"{split.name}.json"
+
+
+def load_records(out_dir):
+    """Every run record saved under ``out_dir/runs`` (for plots and claims, no retraining)."""
+    runs = Path(out_dir) / "runs"
+    return [read_json(p) for p in sorted(runs.glob("*/*.json"))] if runs.is_dir() else []
+
+
+def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, progress=False):
+    """Run every (method, split) of ``spec``, reusing the records already in ``out_dir``.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
+    out_dir : path
+        Where ``runs/`` records go.
+    jobs : int
+        Parallel runs (joblib ``n_jobs``; -1 for all cores).
+    force : bool
+        Recompute runs that already have a record.
+    backend : str, optional
+        A joblib backend name ("loky", "threading", "dask", ...).
+    scheduler : str, optional
+        With ``backend="dask"``: the address of the Dask scheduler to connect to.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    RunResult
+    """
+    t_start = time.perf_counter()
+    data = load_dataset(spec.dataset.name, path=spec.dataset.path, format=spec.dataset.format,
+                        params=spec.dataset.params)
+    splits = make_splits(data, spec.protocol)
+    result = RunResult(spec=spec, dataset=data)
+    todo = []
+    for method in spec.methods:
+        for split in splits:
+            key = _run_key(spec, method, split)
+            path = record_path(out_dir, method, split)
+            if not force and path.is_file():
+                try:
+                    rec = read_json(path)
+                except (OSError, ValueError):
+                    rec = None
+                if rec is not None and rec.get("key") == key:
+                    result.records.append(rec)
+                    continue
+            todo.append((method, split, key, path))
+    result.reused = len(result.records)
+    logger.info("%s: %d runs to compute, %d reused", spec.target, len(todo), result.reused)
+
+    with ExitStack() as stack:
+        if scheduler is not None:
+            if backend not in (None, "dask"):
+                raise MlkitError("--scheduler goes with --backend dask")
+            backend = "dask"
+            from dask.distributed import Client
+
+            stack.enter_context(Client(scheduler))
+        if backend is not None:
+            stack.enter_context(parallel_config(backend=backend))
+        bar = None
+        if progress and todo:
+            from tqdm import tqdm
+
+            bar = stack.enter_context(tqdm(total=len(todo), desc=spec.target, unit="run"))
+        parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
+        # each task returns its own index so records can be matched however they arrive
+        outputs = parallel(
+            delayed(_indexed)(i, _fit_and_score, data, m, s, spec.metrics, spec.curves)
+            for i, (m, s, _, _) in enumerate(todo)
+        )
+        for i, rec in outputs:
+            method, split, key, path = todo[i]
+            rec.update(key=key, method=method.display, method_name=method.name,
+                       repeat=split.repeat, fold=split.fold, split_seed=split.seed,
+                       mlkit_version=__version__)
+            write_json(path, rec)
+            result.records.append(rec)
+            result.computed += 1
+            if bar is not None:
+                bar.update(1)
+    result.wall_time = time.perf_counter() - t_start
+    return result
+
+
+def _indexed(i, fn, *args):
+    return i, fn(*args)

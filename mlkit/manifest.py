@@ -1,0 +1,71 @@
+"""The manifest stored beside every result: what ran, with what, where, and how long."""
+
+import os
+import platform
+import subprocess
+import sys
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from . import __version__
+
+__all__ = ["build_manifest", "git_revision", "package_versions"]
+
+_PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "joblib", "pydantic",
+             "click", "pyyaml", "dask", "distributed")
+
+
+def package_versions():
+    out = {"python": platform.python_version(), "mlkit": __version__}
+    for name in _PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def git_revision():
+    """The git commit of mlkit's source tree ('+dirty' when it has uncommitted changes), or
+    None outside a git checkout."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                             text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return rev + ("+dirty" if dirty else "")
+
+
+def build_manifest(spec, result, *, quick=False, command=None, extra=None):
+    """A JSON-able dict: resolved config, seed, versions, git revision, machine and the wall
+    time of every run (computed now or reused from an earlier invocation)."""
+    runs = [
+        {"method": r["method"], "repeat": r["repeat"], "fold": r["fold"],
+         "seed": r.get("random_state"), "fit_s": r["timings"]["fit_s"],
+         "predict_s": r["timings"]["predict_s"]}
+        for r in sorted(result.records, key=lambda r: (r["method"], r["repeat"], r["fold"]))
+    ]
+    return {
+        "target": spec.target,
+        "config_file": spec.source,
+        "quick": quick,
+        "config": spec.resolved(),
+        "seed": spec.protocol.seed,
+        "dataset": {"name": result.dataset.name, "provenance": result.dataset.provenance,
+                    "synthetic": result.dataset.synthetic, "checksums": result.dataset.checksums},
+        "versions": package_versions(),
+        "git_revision": git_revision(),
+        "machine": {"platform": platform.platform(), "processor": platform.machine(),
+                    "cpus": os.cpu_count(), "hostname": platform.node()},
+        "command": command or " ".join(sys.argv),
+        "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "runs_computed": result.computed,
+        "runs_reused": result.reused,
+        "wall_time_s": result.wall_time,
+        "runs": runs,
+        **(extra or {}),
+    }

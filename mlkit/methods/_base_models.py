@@ -1,0 +1,101 @@
+"""Subspace base models: a binary learner fitted on a balanced bootstrap and a random
+feature subspace, with its output bounded to [-1, 1] (steps 1(b)-(e) of Algorithm 1 of [1]_).
+
+References
+----------
+.. [1] R. Yan, J. Tesic, J. R. Smith. Model-shared subspace boosting for multi-label
+   classification. KDD 2007, pp. 834-843.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier
+
+from ._sampling import balanced_bootstrap, random_subspace
+
+__all__ = ["SubspaceModel", "make_base_learner", "fit_subspace_model", "BOUNDS"]
+
+#: How a base learner's real-valued score is mapped into [-1, 1]. The paper requires
+#: |h(x)| <= 1 but does not say how an SVM score is bounded (spec-mssboost "Base models").
+BOUNDS = {
+    "clip": lambda s: np.clip(s, -1.0, 1.0),
+    "tanh": np.tanh,
+    "sign": lambda s: np.where(s > 0, 1.0, -1.0),
+}
+
+
+def make_base_learner(base_learner, *, gamma, C, random_state):
+    """The unfitted binary learner: ``"svm"`` (RBF SVM, K = exp(-gamma ||x - z||^2), the
+    paper's rho = gamma), ``"stump"`` (depth-1 decision tree) or a scikit-learn classifier."""
+    if base_learner == "svm":
+        return SVC(kernel="rbf", gamma=gamma, C=C)
+    if base_learner == "stump":
+        return DecisionTreeClassifier(max_depth=1, random_state=random_state)
+    est = clone(base_learner)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=random_state)
+    return est
+
+
+@dataclass
+class SubspaceModel:
+    """A fitted base model h: its learner, the label it was learned for, its feature subset
+    and the indices of its bootstrap sample."""
+
+    estimator: object
+    label: int
+    features: np.ndarray
+    samples: np.ndarray
+    bound: str = "clip"
+
+    def raw_score(self, X):
+        """The learner's real-valued output on the model's own features."""
+        Xs = X[:, self.features]
+        est = self.estimator
+        if hasattr(est, "decision_function"):
+            return np.asarray(est.decision_function(Xs), dtype=float).ravel()
+        # e.g. a stump: P(y=+1 | leaf) mapped to 2p - 1, already in [-1, 1]
+        proba = est.predict_proba(Xs)[:, list(est.classes_).index(1)]
+        return 2.0 * proba - 1.0
+
+    def predict(self, X):
+        """h(x) in [-1, 1] for every row of X."""
+        return BOUNDS[self.bound](self.raw_score(X))
+
+    @property
+    def size(self):
+        """Model size as the paper counts it: (#support vectors) x (#features); a model
+        without support vectors counts as one vector."""
+        n_sv = getattr(self.estimator, "support_vectors_", None)
+        n_vectors = 1 if n_sv is None else n_sv.shape[0]
+        return int(n_vectors * len(self.features))
+
+
+def fit_subspace_model(X, y_pos, label, *, rd, rf, learner, bound, seed):
+    """Learn one base model for ``label`` (steps 1(b)-(e) of Algorithm 1).
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (N, M)
+    y_pos : ndarray of bool, shape (N,)
+        True where the example is positive for ``label``.
+    rd, rf : float
+        Data and feature sampling ratios: N * rd balanced bootstrap draws, M * rf features.
+    learner : estimator
+        Unfitted binary learner (cloned here).
+    bound : {"clip", "tanh", "sign"}
+    seed : int
+        Seed of this model's sampling and learner.
+    """
+    rng = np.random.default_rng(seed)
+    n, m = X.shape
+    samples = balanced_bootstrap(y_pos, max(2, int(round(n * rd))), rng)
+    features = random_subspace(m, rf, rng)
+    est = clone(learner)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=int(seed % (2**31)))
+    est.fit(X[samples][:, features], np.where(y_pos[samples], 1, -1))
+    return SubspaceModel(est, int(label), features, samples, bound)

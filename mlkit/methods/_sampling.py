@@ -1,0 +1,42 @@
+"""Random sampling shared by the ensemble methods: balanced bootstraps and random subspaces."""
+
+import numpy as np
+
+__all__ = ["balanced_bootstrap", "random_subspace", "n_subspace_features"]
+
+
+def balanced_bootstrap(positive, n_draws, rng):
+    """Indices of a balanced ("asymmetric") bootstrap sample, step 1(b)-(c) of Algorithm 1 [1]_.
+
+    ``n_draws`` examples in total: ``round(n_draws / 2)`` drawn with replacement from the
+    positives and the rest from the negatives, so both classes are always present.
+
+    Parameters
+    ----------
+    positive : ndarray of bool, shape (N,)
+    n_draws : int
+        Total sample size N * rd (at least 2).
+    rng : numpy.random.Generator
+
+    References
+    ----------
+    .. [1] R. Yan, J. Tesic, J. R. Smith. Model-shared subspace boosting for multi-label
+       classification. KDD 2007, pp. 834-843.
+    """
+    pos = np.flatnonzero(positive)
+    neg = np.flatnonzero(~positive)
+    n_pos = int(round(n_draws / 2))
+    n_neg = max(1, n_draws - n_pos)
+    return np.concatenate([rng.choice(pos, max(1, n_pos)), rng.choice(neg, n_neg)])
+
+
+def n_subspace_features(n_features, rf):
+    """M * rf rounded, at least one feature."""
+    return max(1, int(round(n_features * rf)))
+
+
+def random_subspace(n_features, rf, rng):
+    """Sorted feature indices of a random subspace of M * rf features, drawn without
+    replacement (step 1(d) of Algorithm 1 [1]_; "a random sample from the feature indices")."""
+    k = n_subspace_features(n_features, rf)
+    return np.sort(rng.choice(n_features, k, replace=False))

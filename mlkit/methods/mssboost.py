@@ -1,0 +1,460 @@
+"""Random subspace bagging and (model-shared) subspace boosting for multi-label data [1]_.
+
+``RSBag`` is Algorithm 1 (round-robin random subspace bagging), ``MSSBoost`` is Algorithm 2
+(model-shared subspace boosting) and ``NSBoost`` its non-shared counterpart (Sec. 4.1). All
+three keep ``F_l(x) = sum_t alpha_l^t h_t(x)`` for every label ``l`` and differ only in how the
+next base model ``h_t`` and its weights ``alpha^t`` are chosen.
+
+References
+----------
+.. [1] R. Yan, J. Tesic, J. R. Smith. Model-shared subspace boosting for multi-label
+   classification. KDD 2007, pp. 834-843.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed
+from scipy import stats
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base_models import BOUNDS, fit_subspace_model, make_base_learner
+from ._validation import check_multilabel_Y
+
+__all__ = ["RSBag", "NSBoost", "MSSBoost", "newton_step", "joint_loss", "chi2_significant"]
+
+#: Lower bound on the Newton weights w_il (footnote 4 of [1]).
+MIN_WEIGHT = 1e-6
+#: Elements of one (N x chunk) block when evaluating the joint loss of many candidates.
+_LOSS_BLOCK = 1 << 22
+
+
+def newton_step(H, W, Z):
+    """One adaptive Newton step for every candidate and every label at once (Eqn 2 of [1]_).
+
+    .. math:: \\alpha_{kl} = (H_k^T W_l H_k)^{-1} H_k^T Z_l
+              = \\frac{\\sum_i h_k(x_i) z_{il}}{\\sum_i w_{il} h_k(x_i)^2}
+
+    Parameters
+    ----------
+    H : ndarray of shape (N, K)
+        Predictions of the K candidate models on the N training examples.
+    W : ndarray of shape (N, L)
+        Weights w_il = max(p_il (1 - p_il), 1e-6).
+    Z : ndarray of shape (N, L)
+        Working responses z_il = y*_il - p_il.
+
+    Returns
+    -------
+    alpha : ndarray of shape (K, L)
+        Zero where a candidate is zero on every example.
+    """
+    num = H.T @ Z
+    den = (H * H).T @ W
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def joint_loss(F, Y, H, alpha):
+    """Joint logistic loss after a step, for every candidate (Eqn 1 of [1]_).
+
+    .. math:: C_k = \\sum_{i,l} \\log(1 + \\exp(-y_{il} (F_l(x_i) + \\alpha_{kl} h_k(x_i))))
+
+    Only the (k, l) pairs with a non-zero alpha are evaluated (the others keep the current
+    loss of label l), in blocks of at most ``_LOSS_BLOCK`` elements, so NSBoost costs O(NK)
+    and MSSBoost O(NKL) without an (N, K, L) array in memory.
+
+    Parameters
+    ----------
+    F : ndarray of shape (N, L)
+        Current decision values.
+    Y : ndarray of shape (N, L)
+        Labels in {-1, +1}.
+    H : ndarray of shape (N, K)
+    alpha : ndarray of shape (K, L)
+
+    Returns
+    -------
+    loss : ndarray of shape (K,)
+    """
+    base = _softplus(-Y * F).sum(axis=0)                  # (L,) current loss per label
+    loss = np.full(H.shape[1], base.sum())
+    kk, ll = np.nonzero(alpha)
+    step = max(1, _LOSS_BLOCK // max(1, F.shape[0]))
+    for start in range(0, kk.size, step):
+        k, l = kk[start:start + step], ll[start:start + step]
+        margin = Y[:, l] * (F[:, l] + alpha[k, l] * H[:, k])
+        np.add.at(loss, k, _softplus(-margin).sum(axis=0) - base[l])
+    return loss
+
+
+def chi2_significant(H, Y, p_value=0.025):
+    """Which (candidate, label) pairs pass the chi-square filter (Sec. 6.2.1 of [1]_).
+
+    The 2x2 contingency table of sign(h_k(x_i)) against y_il on the training set, Pearson's
+    statistic without continuity correction, 1 degree of freedom; a pair is significant when
+    its p-value is below ``p_value`` (chi2 >= 5.02 at 0.025). A model that is constant on the
+    training set, or a label that is constant, is never significant.
+
+    Returns
+    -------
+    ndarray of bool, shape (K, L)
+    """
+    n = H.shape[0]
+    h_pos = (H > 0).astype(float)
+    y_pos = (Y > 0).astype(float)
+    a = h_pos.T @ y_pos                       # h > 0, y > 0
+    n_h = h_pos.sum(axis=0)[:, None]          # h > 0
+    n_y = y_pos.sum(axis=0)[None, :]          # y > 0
+    b, c = n_h - a, n_y - a
+    d = n - a - b - c
+    den = n_h * (n - n_h) * n_y * (n - n_y)
+    chi2 = np.divide(n * (a * d - b * c) ** 2, den, out=np.zeros_like(a), where=den > 0)
+    return chi2 >= stats.chi2.isf(p_value, df=1)
+
+
+class _SubspaceEnsemble(ClassifierMixin, BaseEstimator):
+    """Shared machinery: validation, base-model learning, staged decision values.
+
+    Subclasses implement ``_build(X, Y, seeds, learner)`` returning the selected base models
+    and their (T, L) weight matrix.
+    """
+
+    _parameter_constraints = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "base_learner": [StrOptions({"svm", "stump"}), HasMethods(["fit"])],
+        "rd": [Interval(Real, 0, 1, closed="right")],
+        "rf": [Interval(Real, 0, 1, closed="right")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "score_bound": [StrOptions(set(BOUNDS))],
+        "chi2_filter": ["boolean"],
+        "chi2_p_value": [Interval(Real, 0, 1, closed="neither")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_estimators=100, *, base_learner="svm", rd=0.1, rf=0.1, gamma=0.05,
+                 C=1.0, score_bound="clip", chi2_filter=False, chi2_p_value=0.025,
+                 n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.base_learner = base_learner
+        self.rd = rd
+        self.rf = rf
+        self.gamma = gamma
+        self.C = C
+        self.score_bound = score_bound
+        self.chi2_filter = chi2_filter
+        self.chi2_p_value = chi2_p_value
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.multi_output = True
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_label = True
+        return tags
+
+    # -- fitting -------------------------------------------------------------------------
+    def fit(self, X, Y):
+        """Learn the ensemble.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Y : array-like of shape (n_samples, n_labels) with 0/1 or -1/+1 entries, or of
+            shape (n_samples,) with two classes (a single binary label).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=float)
+        Y = np.asarray(Y)
+        if Y.ndim == 1 or (Y.ndim == 2 and Y.shape[1] == 1 and Y.dtype.kind not in "biuf"):
+            Y = self._encode_binary(Y.ravel(), X.shape[0])
+            self._encoding = "binary"
+        else:
+            self.classes_ = None
+            Y, self._encoding = check_multilabel_Y(Y, X.shape[0], self)
+        self.n_labels_ = Y.shape[1]
+        rng = check_random_state(self.random_state)
+        learner = make_base_learner(self.base_learner, gamma=self.gamma, C=self.C,
+                                    random_state=None)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=self._n_models_learned(Y.shape[1]))
+        self.estimators_, self.alphas_ = self._build(X, Y, seeds, learner)
+        return self
+
+    def _encode_binary(self, y, n_samples):
+        from sklearn.utils.multiclass import type_of_target
+
+        if len(y) != n_samples:
+            raise ValueError(f"{type(self).__name__}: X has {n_samples} samples but y has {len(y)}")
+        y_type = type_of_target(y, input_name="y")
+        if y_type not in ("binary",):
+            if y_type == "multiclass":
+                raise ValueError(
+                    f"{type(self).__name__} handles binary or multi-label targets; y has "
+                    f"{len(np.unique(y))} classes. Pass a (n_samples, n_labels) indicator "
+                    "matrix (e.g. sklearn.preprocessing.label_binarize) for one-vs-rest."
+                )
+            if len(np.unique(y)) < 2:
+                raise ValueError(
+                    f"{type(self).__name__}: y has only one class; at least 2 classes are needed"
+                )
+            raise ValueError(f"{type(self).__name__}: unsupported target type {y_type!r}")
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        return np.where(y_idx == 1, 1.0, -1.0)[:, None]
+
+    def _n_models_learned(self, n_labels):
+        return self.n_estimators
+
+    def _fit_models(self, X, Y, labels, seeds, learner):
+        """Learn base models for the given labels with the given seeds (in parallel)."""
+        kw = dict(rd=self.rd, rf=self.rf, learner=learner, bound=self.score_bound)
+        return Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(fit_subspace_model)(X, Y[:, lab] > 0, lab, seed=s, **kw)
+            for lab, s in zip(labels, seeds)
+        )
+
+    # -- prediction ----------------------------------------------------------------------
+    def _check_X(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, accept_sparse=["csr", "csc"], dtype=float, reset=False)
+
+    def base_predictions(self, X):
+        """h_t(x) of every selected base model: an array of shape (n_samples, T)."""
+        X = self._check_X(X)
+        return np.column_stack([h.predict(X) for h in self.estimators_])
+
+    def decision_function(self, X):
+        """F_l(x) = sum_t alpha_l^t h_t(x): shape (n_samples, n_labels), or (n_samples,) when
+        fitted on a single binary label."""
+        F = self.base_predictions(X) @ self.alphas_
+        return F[:, 0] if self._encoding == "binary" else F
+
+    def staged_decision_function(self, X):
+        """Yield F after each of the T base models (learning curves without refitting)."""
+        H = self.base_predictions(X)
+        F = np.zeros((H.shape[0], self.n_labels_))
+        for t in range(H.shape[1]):
+            F = F + H[:, t:t + 1] * self.alphas_[t]
+            yield F[:, 0] if self._encoding == "binary" else F
+
+    def _labels_from_scores(self, F):
+        if self._encoding == "binary":
+            return self.classes_[(F > 0).astype(int)]
+        if self._encoding == "01":
+            return (F > 0).astype(int)
+        return np.where(F > 0, 1, -1)
+
+    def predict(self, X):
+        """sign(F_l(x)), in the encoding of the Y given to ``fit`` (0/1, -1/+1, or classes_)."""
+        return self._labels_from_scores(self.decision_function(X))
+
+    def staged_predict(self, X):
+        """Yield the predictions after each base model."""
+        for F in self.staged_decision_function(X):
+            yield self._labels_from_scores(F)
+
+    @property
+    def estimator_labels_(self):
+        """The label l(k) each selected base model was learned for, shape (T,)."""
+        check_is_fitted(self)
+        return np.array([h.label for h in self.estimators_])
+
+    @property
+    def estimators_features_(self):
+        """The feature subset of each selected base model."""
+        check_is_fitted(self)
+        return [h.features for h in self.estimators_]
+
+    @property
+    def model_size_(self):
+        """Sum over the selected models of (#support vectors) x (#features) (Table 2 of [1]_)."""
+        check_is_fitted(self)
+        return int(sum(h.size for h in self.estimators_))
+
+
+class RSBag(_SubspaceEnsemble):
+    """Round-robin random subspace bagging (Algorithm 1 of [1]_).
+
+    Base model t is learned for label l = (t - 1) mod L on a balanced bootstrap of N * rd
+    examples and M * rf random features, and added to F_l with weight 1.
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        T, the number of base models in total (over all labels).
+    base_learner : {"svm", "stump"} or classifier, default="svm"
+        RBF SVM (the paper's real collections), depth-1 decision tree (the synthetic set), or
+        any scikit-learn classifier with ``decision_function`` or ``predict_proba``.
+    rd : float in (0, 1], default=0.1
+        Data sampling ratio: N * rd bootstrap draws per model, half from each class.
+    rf : float in (0, 1], default=0.1
+        Feature sampling ratio: M * rf features per model, without replacement.
+    gamma : float, default=0.05
+        RBF width rho of K(x, z) = exp(-rho ||x - z||^2) (the paper's value, Sec. 6.2.1).
+    C : float, default=1.0
+        SVM cost; not stated in the paper.
+    score_bound : {"clip", "tanh", "sign"}, default="clip"
+        How a base model's score is bounded to [-1, 1]; not stated in the paper.
+    chi2_filter : bool, default=False
+        Unused by RSBag (all weights are fixed); kept so the three methods share parameters.
+    chi2_p_value : float, default=0.025
+        See ``chi2_filter``.
+    n_jobs : int, default=None
+        Threads used to learn independent base models; never changes the result.
+    random_state : int, RandomState or None
+        Seeds of every base model are drawn from it up front.
+
+    Attributes
+    ----------
+    estimators_ : list of SubspaceModel
+        The T base models in order.
+    alphas_ : ndarray of shape (T, L)
+        One-hot rows: model t votes with weight 1 for its own label.
+    classes_ : ndarray or None
+        The two classes when fitted on a 1-D binary y.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlkit.methods import RSBag
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 4)); Y = np.column_stack([X[:, 0] > 0, X[:, 1] > 0]).astype(int)
+    >>> RSBag(n_estimators=20, base_learner="stump", rd=0.3, rf=0.5, random_state=0).fit(X, Y).alphas_.shape
+    (20, 2)
+    """
+
+    def _build(self, X, Y, seeds, learner):
+        n_labels = Y.shape[1]
+        labels = np.arange(self.n_estimators) % n_labels
+        models = self._fit_models(X, Y, labels, seeds, learner)
+        alphas = np.zeros((self.n_estimators, n_labels))
+        alphas[np.arange(self.n_estimators), labels] = 1.0
+        return models, alphas
+
+
+class _SubspaceBoosting(_SubspaceEnsemble):
+    """Algorithm 2 of [1]_; ``_sharing`` decides whether a model may serve other labels."""
+
+    _sharing = True
+
+    _parameter_constraints = {
+        **_SubspaceEnsemble._parameter_constraints,
+        "n_candidates": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, n_estimators=100, *, base_learner="svm", rd=0.1, rf=0.1, gamma=0.05,
+                 C=1.0, score_bound="clip", chi2_filter=False, chi2_p_value=0.025,
+                 n_candidates=1, n_jobs=None, random_state=None):
+        super().__init__(n_estimators, base_learner=base_learner, rd=rd, rf=rf, gamma=gamma,
+                         C=C, score_bound=score_bound, chi2_filter=chi2_filter,
+                         chi2_p_value=chi2_p_value, n_jobs=n_jobs, random_state=random_state)
+        self.n_candidates = n_candidates
+
+    def _n_models_learned(self, n_labels):
+        # K + T models in all; with K = L the paper's L + T (Sec. 4.4)
+        return n_labels * self.n_candidates + self.n_estimators
+
+    def _build(self, X, Y, seeds, learner):
+        n, n_labels = Y.shape
+        pool_labels = np.tile(np.arange(n_labels), self.n_candidates)   # l(k)
+        n_pool = pool_labels.size
+        pool = self._fit_models(X, Y, pool_labels, seeds[:n_pool], learner)
+        H = np.column_stack([h.predict(X) for h in pool])
+        own = pool_labels[:, None] == np.arange(n_labels)[None, :]      # own[k, l]: l == l(k)
+        y_star = (Y + 1) / 2
+        F = np.zeros((n, n_labels))
+        models, alphas = [], []
+        self.train_loss_ = [float(_softplus(-Y * F).sum())]
+        for t in range(self.n_estimators):
+            P = expit(F)
+            alpha = newton_step(H, np.maximum(P * (1 - P), MIN_WEIGHT), y_star - P)
+            if not self._sharing:
+                alpha[~own] = 0.0
+            if self.chi2_filter:
+                alpha[~chi2_significant(H, Y, self.chi2_p_value)] = 0.0
+            loss = joint_loss(F, Y, H, alpha)
+            k = int(np.argmin(loss))
+            F += H[:, k:k + 1] * alpha[k]
+            models.append(pool[k])
+            alphas.append(alpha[k])
+            self.train_loss_.append(float(loss[k]))
+            # step 2(c): a new candidate for the same label replaces the selected one
+            pool[k] = self._fit_models(X, Y, [pool_labels[k]], [seeds[n_pool + t]], learner)[0]
+            H[:, k] = pool[k].predict(X)
+        self.train_loss_ = np.array(self.train_loss_)
+        return models, np.array(alphas)
+
+
+class MSSBoost(_SubspaceBoosting):
+    """Model-shared subspace boosting (Algorithm 2 of [1]_).
+
+    A pool holds one subspace model per label. At every round each candidate h_k gets, for
+    every label l, one adaptive Newton step on the logistic loss (Eqn 2):
+
+    .. math:: \\alpha_{kl} = \\frac{\\sum_i h_k(x_i) z_{il}}{\\sum_i w_{il} h_k(x_i)^2},\\quad
+              z_{il} = \\frac{y_{il}+1}{2} - p_{il},\\;
+              w_{il} = \\max(p_{il}(1-p_{il}), 10^{-6}),\\; p_{il} = \\sigma(F_l(x_i))
+
+    and the candidate whose step gives the smallest joint loss over all labels (Eqn 1) is added
+    to every F_l with its weight alpha_kl, then replaced in the pool by a new model learned for
+    the same label. One base model thus serves many labels.
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        T, the number of boosting rounds (selected base models). L + T models are learned.
+    base_learner, rd, rf, gamma, C, score_bound, n_jobs, random_state
+        As in :class:`RSBag`.
+    chi2_filter : bool, default=False
+        Zero alpha_kl when sign(h_k) and y_l are not associated by a chi-square test at
+        ``chi2_p_value`` (Sec. 6.2.1, used there on the real collections).
+    chi2_p_value : float, default=0.025
+    n_candidates : int, default=1
+        Candidates per label in the pool, K = L * n_candidates. The paper uses K = L and
+        notes that "the length of the initial model pool can be larger" (footnote 3).
+
+    Attributes
+    ----------
+    estimators_ : list of SubspaceModel
+        The selected base models h_1..h_T in order of selection.
+    alphas_ : ndarray of shape (T, L)
+        alpha_l^t, the weight of model t in label l's decision function.
+    train_loss_ : ndarray of shape (T + 1,)
+        Joint logistic loss (Eqn 1) on the training set before and after every round.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlkit.methods import MSSBoost
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 4)); Y = np.column_stack([X[:, 0] > 0, X[:, 0] > 0.5]).astype(int)
+    >>> model = MSSBoost(n_estimators=5, base_learner="stump", rd=0.3, rf=0.5, random_state=0).fit(X, Y)
+    >>> bool(np.all(np.diff(model.train_loss_) <= 1e-9))
+    True
+    """
+
+    _sharing = True
+
+
+class NSBoost(_SubspaceBoosting):
+    """Non-shared subspace boosting (Sec. 4.1 of [1]_): as :class:`MSSBoost`, but a candidate
+    learned for label l(k) may only get a non-zero weight for l(k).
+
+    Parameters and attributes are those of :class:`MSSBoost`.
+    """
+
+    _sharing = False

@@ -1,0 +1,1 @@
+"""One module per paper: its targets (tables, figures) and its claims."""
