@@ -179,14 +179,17 @@ class _SubspaceEnsemble(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        if Y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
+                             "y is None")
         X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=float)
         Y = np.asarray(Y)
         if Y.ndim == 1 or (Y.ndim == 2 and Y.shape[1] == 1 and Y.dtype.kind not in "biuf"):
             Y = self._encode_binary(Y.ravel(), X.shape[0])
             self._encoding = "binary"
         else:
-            self.classes_ = None
             Y, self._encoding = check_multilabel_Y(Y, X.shape[0], self)
+            self.classes_ = np.array([0, 1]) if self._encoding == "01" else np.array([-1, 1])
         self.n_labels_ = Y.shape[1]
         rng = check_random_state(self.random_state)
         learner = make_base_learner(self.base_learner, gamma=self.gamma, C=self.C,
@@ -200,18 +203,18 @@ class _SubspaceEnsemble(ClassifierMixin, BaseEstimator):
 
         if len(y) != n_samples:
             raise ValueError(f"{type(self).__name__}: X has {n_samples} samples but y has {len(y)}")
-        y_type = type_of_target(y, input_name="y")
-        if y_type not in ("binary",):
-            if y_type == "multiclass":
-                raise ValueError(
-                    f"{type(self).__name__} handles binary or multi-label targets; y has "
-                    f"{len(np.unique(y))} classes. Pass a (n_samples, n_labels) indicator "
-                    "matrix (e.g. sklearn.preprocessing.label_binarize) for one-vs-rest."
-                )
-            if len(np.unique(y)) < 2:
-                raise ValueError(
-                    f"{type(self).__name__}: y has only one class; at least 2 classes are needed"
-                )
+        y_type = type_of_target(y, input_name="y", raise_unknown=True)
+        if len(np.unique(y)) < 2:
+            raise ValueError(f"{type(self).__name__}: y has only one class; at least 2 classes "
+                             "are needed")
+        if y_type == "multiclass":
+            raise ValueError(
+                f"Only binary classification is supported. {type(self).__name__} handles "
+                f"binary or multi-label targets; y has {len(np.unique(y))} classes. Pass a "
+                "(n_samples, n_labels) indicator matrix (e.g. "
+                "sklearn.preprocessing.label_binarize) for one-vs-rest."
+            )
+        if y_type != "binary":
             raise ValueError(f"{type(self).__name__}: unsupported target type {y_type!r}")
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         return np.where(y_idx == 1, 1.0, -1.0)[:, None]
@@ -252,11 +255,7 @@ class _SubspaceEnsemble(ClassifierMixin, BaseEstimator):
             yield F[:, 0] if self._encoding == "binary" else F
 
     def _labels_from_scores(self, F):
-        if self._encoding == "binary":
-            return self.classes_[(F > 0).astype(int)]
-        if self._encoding == "01":
-            return (F > 0).astype(int)
-        return np.where(F > 0, 1, -1)
+        return self.classes_[(F > 0).astype(int)]
 
     def predict(self, X):
         """sign(F_l(x)), in the encoding of the Y given to ``fit`` (0/1, -1/+1, or classes_)."""
@@ -324,8 +323,9 @@ class RSBag(_SubspaceEnsemble):
         The T base models in order.
     alphas_ : ndarray of shape (T, L)
         One-hot rows: model t votes with weight 1 for its own label.
-    classes_ : ndarray or None
-        The two classes when fitted on a 1-D binary y.
+    classes_ : ndarray of shape (2,)
+        The two classes of a 1-D binary y, or the negative and positive values of a
+        multi-label Y ([0, 1] or [-1, 1]); predictions are ``classes_[F > 0]``.
 
     Examples
     --------

@@ -1,0 +1,117 @@
+"""The runner: seeds, splits, resumable records, parallel backends, manifests."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from mlkit.config import load_spec
+from mlkit.experiment import load_records, make_splits, run
+
+from .conftest import CONFIGS
+
+FIG4 = CONFIGS / "mssboost" / "fig4.yaml"
+SMALL = ["protocol.repeats=3", "methods.RSBag.params.n_estimators=5",
+         "methods.NSBoost.params.n_estimators=5", "methods.MSSBoost.params.n_estimators=5"]
+
+
+def _numbers(result):
+    return sorted((r["method"], r["repeat"], r["fold"], json.dumps(r["metrics"]),
+                   json.dumps(r.get("curves"))) for r in result.records)
+
+
+def test_same_seed_same_numbers_and_jobs_do_not_matter(tmp_path):
+    spec = load_spec(FIG4, overrides=SMALL)
+    a = run(spec, tmp_path / "a", jobs=1)
+    b = run(spec, tmp_path / "b", jobs=2)
+    assert a.computed == b.computed == 9
+    assert _numbers(a) == _numbers(b)
+    c = run(load_spec(FIG4, overrides=SMALL, seed=1), tmp_path / "c")
+    assert _numbers(c) != _numbers(a)
+
+
+def test_rerun_reuses_records_and_recomputes_only_what_is_missing(tmp_path):
+    spec = load_spec(FIG4, overrides=SMALL)
+    first = run(spec, tmp_path)
+    assert (first.computed, first.reused) == (9, 0)
+    again = run(spec, tmp_path)
+    assert (again.computed, again.reused) == (0, 9)
+    assert _numbers(again) == _numbers(first)
+    (tmp_path / "runs" / "MSSBoost" / "r01-f00.json").unlink()
+    (tmp_path / "runs" / "RSBag" / "r02-f00.json").write_text("{truncated")
+    partial = run(spec, tmp_path)
+    assert (partial.computed, partial.reused) == (2, 7)
+    assert _numbers(partial) == _numbers(first)
+    forced = run(spec, tmp_path, force=True)
+    assert forced.computed == 9
+
+
+def test_changed_config_does_not_reuse_stale_records(tmp_path):
+    run(load_spec(FIG4, overrides=SMALL), tmp_path)
+    changed = run(load_spec(FIG4, overrides=SMALL + ["methods.MSSBoost.params.rd=0.2"]),
+                  tmp_path)
+    assert changed.computed == 3 and changed.reused == 6
+
+
+def test_records_are_written_atomically(tmp_path):
+    run(load_spec(FIG4, overrides=SMALL), tmp_path)
+    assert not list(tmp_path.rglob("*.part"))
+    recs = load_records(tmp_path)
+    assert len(recs) == 9
+    assert {"key", "metrics", "timings", "curves", "split_seed"} <= set(recs[0])
+    assert len(recs[0]["curves"]["hamming_error"]) == 5
+
+
+def test_splits_are_fresh_per_repeat_and_cover_the_data():
+    spec = load_spec(FIG4)
+    from mlkit.datasets import make_mssboost_synthetic
+
+    data = make_mssboost_synthetic()
+    splits = make_splits(data, spec.protocol)
+    assert len(splits) == 20
+    assert all(len(s.test) == 250 and len(s.train) == 750 for s in splits)
+    assert not np.array_equal(splits[0].test, splits[1].test)
+    cv = make_splits(data, spec.protocol.model_copy(update={"split": "cv", "n_folds": 4,
+                                                            "repeats": 2}))
+    assert len(cv) == 8
+    np.testing.assert_array_equal(np.sort(np.concatenate([s.test for s in cv[:4]])),
+                                  np.arange(1000))
+
+
+def test_dask_backend_on_a_local_cluster_gives_the_same_numbers(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    spec = load_spec(FIG4, overrides=SMALL[:2] + ["methods.RSBag.params.n_estimators=5"])
+    local = run(spec, tmp_path / "local", jobs=1)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        remote = run(spec, tmp_path / "dask", jobs=2, backend="dask",
+                     scheduler=cluster.scheduler_address)
+    assert remote.computed == local.computed
+    assert _numbers(remote) == _numbers(local)
+
+
+def test_killed_run_resumes_without_redoing_finished_runs(tmp_path):
+    """Kill `mlkit train` mid-run; the rerun computes only the missing runs."""
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "mlkit.cli", "-q", "train", "--config", str(FIG4),
+            "--out", str(out), "--set", "protocol.repeats=60"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(out.glob("runs/*/*.json"))) < 10:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = len(list(out.glob("runs/*/*.json")))
+    assert 10 <= done < 180, "the run should have been killed part-way"
+    assert not (out / "manifest.json").exists()
+    finished = subprocess.run(args, capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["runs_reused"] == done
+    assert manifest["runs_computed"] == 180 - done

@@ -1,0 +1,287 @@
+"""The mathematics of RSBag / NSBoost / MSSBoost (Yan et al. 2007) checked directly."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import optimize, stats
+from scipy.special import expit
+
+from mlkit.datasets import make_mssboost_synthetic
+from mlkit.methods import MSSBoost, NSBoost, RSBag
+from mlkit.methods._base_models import fit_subspace_model, make_base_learner
+from mlkit.methods._sampling import balanced_bootstrap, random_subspace
+from mlkit.methods.mssboost import MIN_WEIGHT, chi2_significant, joint_loss, newton_step
+
+STUMPS = dict(base_learner="stump", rd=0.1, rf=0.5)
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    d = make_mssboost_synthetic(random_state=0)
+    return d.X[:750], d.Y[:750], d.X[750:], d.Y[750:]
+
+
+def _problem(seed, n=120, k=5, n_labels=4):
+    rng = np.random.default_rng(seed)
+    H = np.clip(rng.normal(size=(n, k)), -1, 1)
+    Y = np.where(rng.random((n, n_labels)) < 0.35, 1.0, -1.0)
+    F = rng.normal(scale=0.8, size=(n, n_labels))
+    return H, Y, F
+
+
+def _loss_kl(F, Y, h, l, a):
+    """Loss of label l alone after F_l += a h (Eqn 1 restricted to one label)."""
+    return np.logaddexp(0, -Y[:, l] * (F[:, l] + a * h)).sum()
+
+
+def _newton_inputs(F, Y):
+    P = expit(F)
+    return np.maximum(P * (1 - P), MIN_WEIGHT), (Y + 1) / 2 - P
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_newton_step_equals_closed_form(seed):
+    H, Y, F = _problem(seed)
+    W, Z = _newton_inputs(F, Y)
+    alpha = newton_step(H, W, Z)
+    for k in range(H.shape[1]):
+        for l in range(Y.shape[1]):
+            h = H[:, [k]]
+            closed = np.linalg.solve(h.T @ np.diag(W[:, l]) @ h, h.T @ Z[:, l])  # Eqn 2
+            assert alpha[k, l] == pytest.approx(closed.item(), rel=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_newton_step_is_minus_gradient_over_curvature(seed):
+    """Proposition 1: H^T Z is minus the derivative and H^T W H the second derivative of the
+    joint loss at alpha = 0; checked by central finite differences."""
+    H, Y, F = _problem(seed)
+    W, Z = _newton_inputs(F, Y)
+    alpha = newton_step(H, W, Z)
+    eps = 1e-4
+    for k in range(H.shape[1]):
+        for l in range(Y.shape[1]):
+            f = lambda a: _loss_kl(F, Y, H[:, k], l, a)   # noqa: E731
+            g = (f(eps) - f(-eps)) / (2 * eps)
+            c = (f(eps) - 2 * f(0) + f(-eps)) / eps**2
+            assert -g == pytest.approx(H[:, k] @ Z[:, l], rel=1e-6)
+            assert c == pytest.approx(H[:, k] ** 2 @ W[:, l], rel=1e-4)
+            assert alpha[k, l] == pytest.approx(-g / c, rel=1e-4)
+
+
+def test_repeated_newton_steps_reach_the_numerical_line_search():
+    H, Y, F = _problem(7)
+    k, l = 2, 1
+    h = H[:, k]
+    total, F_l = 0.0, F.copy()
+    for _ in range(30):
+        W, Z = _newton_inputs(F_l, Y)
+        step = newton_step(h[:, None], W[:, [l]], Z[:, [l]])[0, 0]
+        total += step
+        F_l[:, l] = F[:, l] + total * h
+    best = optimize.minimize_scalar(lambda a: _loss_kl(F, Y, h, l, a), bracket=(-5, 5),
+                                    options={"xtol": 1e-12}).x
+    assert total == pytest.approx(best, abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_joint_loss_equals_explicit_sum(seed, monkeypatch):
+    H, Y, F = _problem(seed)
+    rng = np.random.default_rng(seed)
+    alpha = rng.normal(size=(H.shape[1], Y.shape[1]))
+    alpha[rng.random(alpha.shape) < 0.3] = 0.0
+    expected = [sum(_loss_kl(F, Y, H[:, k], l, alpha[k, l]) for l in range(Y.shape[1]))
+                for k in range(H.shape[1])]
+    np.testing.assert_allclose(joint_loss(F, Y, H, alpha), expected, rtol=1e-12)
+    # the blocked evaluation gives the same numbers with tiny blocks
+    monkeypatch.setattr("mlkit.methods.mssboost._LOSS_BLOCK", 1)
+    np.testing.assert_allclose(joint_loss(F, Y, H, alpha), expected, rtol=1e-12)
+
+
+def test_chi2_filter_matches_scipy_contingency():
+    H, Y, _ = _problem(3, n=200)
+    H[:, 0] = np.where(Y[:, 0] > 0, 0.7, -0.2)          # strongly associated with label 0
+    sig = chi2_significant(H, Y, 0.025)
+    for k in range(H.shape[1]):
+        for l in range(Y.shape[1]):
+            table = np.array([[np.sum((H[:, k] > 0) & (Y[:, l] > 0)),
+                               np.sum((H[:, k] > 0) & (Y[:, l] < 0))],
+                              [np.sum((H[:, k] <= 0) & (Y[:, l] > 0)),
+                               np.sum((H[:, k] <= 0) & (Y[:, l] < 0))]])
+            p = stats.chi2_contingency(table, correction=False).pvalue
+            assert sig[k, l] == (p < 0.025)
+    assert sig[0, 0]
+
+
+def test_chi2_constant_model_never_significant():
+    H, Y, _ = _problem(1)
+    H[:, 1] = 0.5
+    assert not chi2_significant(H, Y).any(axis=1)[1]
+
+
+def _reference_boosting(X, Y01, n_estimators, seeds, sharing, chi2=False):
+    """Algorithm 2 written as the paper states it: loops over candidates and labels."""
+    Y = 2.0 * Y01 - 1
+    n, L = Y.shape
+    learner = make_base_learner("stump", gamma=0.05, C=1.0, random_state=None)
+
+    def learn(label, seed):
+        return fit_subspace_model(X, Y[:, label] > 0, label, rd=0.1, rf=0.5, learner=learner,
+                                  bound="clip", seed=seed)
+
+    pool = [learn(l, seeds[l]) for l in range(L)]
+    F = np.zeros((n, L))
+    chosen, alphas = [], []
+    for t in range(n_estimators):
+        best = None
+        for k, h in enumerate(pool):
+            hx = h.predict(X)
+            a = np.zeros(L)
+            for l in range(L):
+                if not sharing and l != h.label:
+                    continue
+                p = expit(F[:, l])
+                w = np.maximum(p * (1 - p), 1e-6)
+                z = (Y[:, l] + 1) / 2 - p
+                a[l] = (hx @ z) / (w @ hx**2)
+                if chi2:
+                    table = [[np.sum((hx > 0) & (Y[:, l] > 0)), np.sum((hx > 0) & (Y[:, l] < 0))],
+                             [np.sum((hx <= 0) & (Y[:, l] > 0)), np.sum((hx <= 0) & (Y[:, l] < 0))]]
+                    if np.min(np.sum(table, 0)) == 0 or np.min(np.sum(table, 1)) == 0 or \
+                            stats.chi2_contingency(table, correction=False).pvalue >= 0.025:
+                        a[l] = 0
+            loss = sum(_loss_kl(F, Y, hx, l, a[l]) for l in range(L))
+            if best is None or loss < best[0] - 1e-12:
+                best = (loss, k, a, hx)
+        _, k, a, hx = best
+        F += hx[:, None] * a
+        chosen.append(pool[k])
+        alphas.append(a)
+        pool[k] = learn(pool[k].label, seeds[L + t])
+    return chosen, np.array(alphas)
+
+
+@pytest.mark.parametrize("cls,sharing,chi2", [(MSSBoost, True, False), (NSBoost, False, False),
+                                              (MSSBoost, True, True)])
+def test_boosting_equals_the_papers_loops(synthetic, cls, sharing, chi2):
+    X, Y, _, _ = synthetic
+    model = cls(6, random_state=3, chi2_filter=chi2, **STUMPS).fit(X, Y)
+    seeds = np.random.RandomState(3).randint(np.iinfo(np.int32).max, size=3 + 6)
+    chosen, alphas = _reference_boosting(X, Y, 6, seeds, sharing, chi2)
+    np.testing.assert_allclose(model.alphas_, alphas, rtol=1e-9, atol=1e-12)
+    assert [h.label for h in chosen] == list(model.estimator_labels_)
+    for a, b in zip(chosen, model.estimators_):
+        np.testing.assert_array_equal(a.samples, b.samples)
+
+
+@pytest.mark.parametrize("cls", [MSSBoost, NSBoost])
+@pytest.mark.parametrize("seed", range(4))
+def test_joint_loss_never_increases(synthetic, cls, seed):
+    X, Y, _, _ = synthetic
+    model = cls(25, random_state=seed, **STUMPS).fit(X, Y)
+    assert np.all(np.diff(model.train_loss_) <= 1e-9)
+    # and train_loss_ is the joint loss of the fitted decision values
+    F = model.decision_function(X)
+    Ypm = 2.0 * Y - 1
+    assert model.train_loss_[-1] == pytest.approx(np.logaddexp(0, -Ypm * F).sum())
+
+
+def test_nsboost_weights_only_its_own_label(synthetic):
+    X, Y, _, _ = synthetic
+    model = NSBoost(20, random_state=0, **STUMPS).fit(X, Y)
+    own = np.eye(3, dtype=bool)[model.estimator_labels_]
+    assert np.all(model.alphas_[~own] == 0)
+    assert np.all(model.alphas_[own] != 0)
+
+
+def test_mssboost_shares_models_across_labels(synthetic):
+    X, Y, _, _ = synthetic
+    model = MSSBoost(20, random_state=0, **STUMPS).fit(X, Y)
+    assert (np.count_nonzero(model.alphas_, axis=1) > 1).mean() > 0.5
+
+
+def test_rsbag_equals_round_robin_bagging(synthetic):
+    X, Y, Xt, _ = synthetic
+    T = 9
+    model = RSBag(T, random_state=5, **STUMPS).fit(X, Y)
+    seeds = np.random.RandomState(5).randint(np.iinfo(np.int32).max, size=T)
+    learner = make_base_learner("stump", gamma=0.05, C=1.0, random_state=None)
+    F = np.zeros((len(Xt), 3))
+    for t in range(T):
+        label = t % 3                                   # l = ((t - 1) mod L) + 1, 1-based
+        h = fit_subspace_model(X, Y[:, label] > 0, label, rd=0.1, rf=0.5, learner=learner,
+                               bound="clip", seed=seeds[t])
+        F[:, label] += h.predict(Xt)
+    np.testing.assert_allclose(model.decision_function(Xt), F)
+    np.testing.assert_array_equal(model.alphas_.sum(axis=1), 1)
+
+
+@pytest.mark.parametrize("cls", [RSBag, NSBoost, MSSBoost])
+def test_staged_decision_function_ends_at_decision_function(synthetic, cls):
+    X, Y, Xt, _ = synthetic
+    model = cls(7, random_state=0, **STUMPS).fit(X, Y)
+    stages = list(model.staged_decision_function(Xt))
+    assert len(stages) == 7
+    np.testing.assert_allclose(stages[-1], model.decision_function(Xt))
+    np.testing.assert_allclose(stages[0], model.base_predictions(Xt)[:, :1] * model.alphas_[0])
+
+
+def test_base_models_are_bounded_and_sampled_as_specified(synthetic):
+    X, Y, _, _ = synthetic
+    model = MSSBoost(5, random_state=0, base_learner="svm", rd=0.2, rf=0.5, gamma=1.0,
+                     score_bound="clip").fit(X, Y)
+    H = model.base_predictions(X)
+    assert np.abs(H).max() <= 1
+    for h in model.estimators_:
+        assert len(h.samples) == 150                 # N * rd = 750 * 0.2
+        assert (Y[h.samples, h.label] > 0).sum() == 75   # balanced: half positives
+        assert len(h.features) == 1
+    assert model.model_size_ == sum(h.estimator.support_vectors_.shape[0] for h in
+                                    model.estimators_)
+
+
+def test_balanced_bootstrap_and_subspace():
+    rng = np.random.default_rng(0)
+    pos = rng.random(1000) < 0.05
+    idx = balanced_bootstrap(pos, 100, rng)
+    assert len(idx) == 100 and pos[idx].sum() == 50
+    feats = random_subspace(343, 0.1, rng)
+    assert len(feats) == 34 and len(np.unique(feats)) == 34
+
+
+def test_sparse_input_equals_dense(synthetic):
+    X, Y, Xt, _ = synthetic
+    kw = dict(base_learner="svm", rd=0.2, rf=0.5, gamma=1.0, random_state=0)
+    dense = MSSBoost(6, **kw).fit(X, Y).decision_function(Xt)
+    sparse = MSSBoost(6, **kw).fit(sp.csr_matrix(X), Y).decision_function(sp.csr_matrix(Xt))
+    np.testing.assert_allclose(dense, sparse, rtol=1e-10)
+
+
+def test_n_jobs_never_changes_the_result(synthetic):
+    X, Y, Xt, _ = synthetic
+    a = MSSBoost(8, n_jobs=1, random_state=0, **STUMPS).fit(X, Y).decision_function(Xt)
+    b = MSSBoost(8, n_jobs=2, random_state=0, **STUMPS).fit(X, Y).decision_function(Xt)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_predict_answers_in_the_encoding_of_fit(synthetic):
+    X, Y, Xt, _ = synthetic
+    p01 = MSSBoost(5, random_state=0, **STUMPS).fit(X, Y).predict(Xt)
+    ppm = MSSBoost(5, random_state=0, **STUMPS).fit(X, 2 * Y - 1).predict(Xt)
+    assert set(np.unique(p01)) <= {0, 1} and set(np.unique(ppm)) <= {-1, 1}
+    np.testing.assert_array_equal(2 * p01 - 1, ppm)
+    y = np.where(Y[:, 2] > 0, "in", "out")
+    pred = MSSBoost(5, random_state=0, **STUMPS).fit(X, y).predict(Xt)
+    assert set(pred) <= {"in", "out"}
+
+
+def test_mssboost_beats_nsboost_and_rsbag_with_few_models(synthetic):
+    """The paper's Fig. 3/4 finding: with few models, sharing gives a lower test error."""
+    from mlkit.metrics import hamming_error
+
+    X, Y, Xt, Yt = synthetic
+    err = {cls.__name__: np.mean([hamming_error(Yt, cls(8, random_state=s, **STUMPS)
+                                                .fit(X, Y).decision_function(Xt))
+                                  for s in range(5)])
+           for cls in (RSBag, NSBoost, MSSBoost)}
+    assert err["MSSBoost"] < err["NSBoost"] and err["MSSBoost"] < err["RSBag"]

@@ -1,0 +1,129 @@
+"""End to end through the CLI: reproduce, resume, verify, plot, regress, train."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from mlkit.cli import cli
+
+from .conftest import CONFIGS
+
+
+def _invoke(*args):
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result
+
+
+def test_reproduce_fig4_quick_writes_everything_and_reruns_nothing(results):
+    first = _invoke("reproduce", "mssboost/fig4", "--quick")
+    assert first.exit_code == 0, first.output
+    out = results / "mssboost" / "fig4-quick"
+    for name in ("table.md", "table.csv", "table.tex", "fig4.png", "fig4.pdf",
+                 "manifest.json", "summary.json"):
+        assert (out / name).is_file(), name
+    text = first.stdout
+    assert "models to best (paper)" in text and "models to best (ours)" in text
+    assert "synthetic data" in text                       # provenance in the caption
+    assert "15 runs computed, 0 reused" in text
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["protocol"]["repeats"] == 5 and manifest["quick"]
+    assert {"versions", "git_revision", "machine", "seed", "runs", "wall_time_s"} <= set(manifest)
+    assert len(manifest["runs"]) == 15 and all("fit_s" in r for r in manifest["runs"])
+    assert "synthetic" in (out / "table.tex").read_text()
+    second = _invoke("reproduce", "fig4", "--quick")       # bare artifact name
+    assert "0 runs computed, 15 reused" in second.stdout
+    assert (out / "table.md").read_text() == (out / "table.md").read_text()
+
+
+def test_verify_reports_claim_3_with_numbers(results):
+    missing = _invoke("verify", "mssboost")
+    assert missing.exit_code == 1 and "NOT RUN" in missing.stdout
+    _invoke("reproduce", "mssboost/fig4", "--quick")
+    res = _invoke("verify", "mssboost")
+    assert "claim 3" in res.stdout
+    assert "models to best error: MSSBoost" in res.stdout
+    line = res.stdout.splitlines()[0]
+    assert line.startswith(("PASS", "FAIL"))
+    assert res.exit_code == (0 if line.startswith("PASS") else 1)
+
+
+def test_plot_curves_from_saved_results_without_retraining(results):
+    _invoke("reproduce", "mssboost/fig4", "--quick")
+    out = results / "mssboost" / "fig4-quick"
+    runs_before = {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*.json")}
+    res = _invoke("plot", "curves", str(out))
+    assert res.exit_code == 0, res.output
+    assert (out / "curves_hamming_error.png").is_file()
+    assert (out / "curves_hamming_error.pdf").is_file()
+    assert runs_before == {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*.json")}
+    by_target = _invoke("plot", "curves", "mssboost/fig4")
+    assert by_target.exit_code == 0, by_target.output
+
+
+def test_fig1_and_fig3(results):
+    res = _invoke("reproduce", "mssboost/fig1", "mssboost/fig3")
+    assert res.exit_code == 0, res.output
+    assert (results / "mssboost" / "fig1" / "fig1.png").is_file()
+    assert (results / "mssboost" / "fig3" / "fig3.pdf").is_file()
+    assert "positives (paper, of 1000)" in res.stdout
+    assert "Test Hamming error at T = 8" in res.stdout
+
+
+def test_regress_passes_on_the_committed_references_and_fails_when_a_number_moves(
+        results, tmp_path, monkeypatch):
+    from .conftest import ROOT
+
+    ref_src = ROOT / "results" / "reference" / "mssboost" / "fig4.json"
+    assert ref_src.is_file(), "the fig4 reference must be committed"
+    ref = results / "reference" / "mssboost" / "fig4.json"
+    ref.parent.mkdir(parents=True)
+    ref.write_text(ref_src.read_text())
+    ok = _invoke("regress", "mssboost/fig4")
+    assert ok.exit_code == 0, ok.output
+    data = json.loads(ref.read_text())
+    name = next(iter(data["figures"]))
+    data["figures"][name]["value"] += 1.0
+    ref.write_text(json.dumps(data))
+    moved = _invoke("regress", "mssboost/fig4")
+    assert moved.exit_code == 1
+    assert "MOVED" in moved.stdout and name in moved.stdout
+
+
+def test_train_writes_a_metrics_table_with_curves(results, tmp_path):
+    res = _invoke("train", "--config", str(CONFIGS / "mssboost" / "fig4.yaml"), "--quick",
+                  "--out", str(tmp_path / "t"), "--seed", "3", "--jobs", "2")
+    assert res.exit_code == 0, res.output
+    assert "error (ours)" in res.stdout
+    assert (tmp_path / "t" / "curves_hamming_error.png").is_file()
+    manifest = json.loads((tmp_path / "t" / "manifest.json").read_text())
+    assert manifest["seed"] == 3
+
+
+@pytest.mark.parametrize("kind", ["methods", "datasets", "targets", "metrics"])
+def test_list_shows_what_is_implemented(kind):
+    res = _invoke("list", kind)
+    assert res.exit_code == 0
+    expected = {"methods": ["mssboost", "nsboost", "rsbag"],
+                "datasets": ["mssboost-synthetic"],
+                "targets": ["mssboost/fig1", "mssboost/fig3", "mssboost/fig4"],
+                "metrics": ["mean_ap", "hamming_error"]}[kind]
+    for name in expected:
+        assert name in res.stdout
+
+
+def test_help_everywhere():
+    for args in ([], ["train"], ["reproduce"], ["plot"], ["plot", "curves"], ["data"],
+                 ["data", "info"], ["data", "fetch"], ["data", "verify"], ["data", "list"],
+                 ["verify"], ["regress"], ["list"]):
+        res = _invoke(*args, "--help")
+        assert res.exit_code == 0 and "Usage:" in res.stdout, args
+    assert _invoke("--version").stdout.startswith("mlkit, version")
+
+
+@pytest.mark.slow
+def test_full_fig4_reproduction(results):
+    res = _invoke("reproduce", "mssboost/fig4")
+    assert res.exit_code == 0
+    assert "60 runs computed, 0 reused" in res.stdout
+    assert "MSSBoost" in (results / "mssboost" / "fig4" / "table.md").read_text()
