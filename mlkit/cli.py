@@ -27,6 +27,10 @@ class _Group(click.Group):
         except MlkitError as exc:
             click.echo(f"mlkit: error: {exc}", err=True)
             ctx.exit(2)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else "mlkit"
+            click.echo(f"mlkit: error: {exc.format_message()} (see `{where} --help`)", err=True)
+            ctx.exit(2)
 
 
 def _progress(ctx):
@@ -98,8 +102,8 @@ def list_cmd(kind):
 
 # -- train / reproduce -------------------------------------------------------------------
 @cli.command()
-@click.option("--config", "config_path", required=True,
-              type=click.Path(dir_okay=False, path_type=Path), help="Experiment config (YAML).")
+@click.option("--config", "config_path", required=True, type=Path,
+              help="Experiment config (YAML).")
 @_set
 @click.option("--seed", type=int, default=None, help="Replace protocol.seed.")
 @click.option("--quick", is_flag=True, help="Apply the config's quick: block.")

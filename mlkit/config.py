@@ -122,15 +122,23 @@ def _read_yaml(path):
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, not a config file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config ({exc})") from None
     try:
         raw = yaml.safe_load(text)
         node = yaml.compose(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        # the context mark is where the unfinished construct began (an unclosed bracket's
+        # line); the problem mark is where the parser gave up
+        context = getattr(exc, "context_mark", None)
+        mark = context or getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if context is not None and getattr(exc, "problem_mark", None) is not None:
+            problem = (f"{exc.context} not closed: {problem} at line "
+                       f"{exc.problem_mark.line + 1}")
         raise ConfigError(f"{path}{where}: malformed YAML: {problem}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a config must be a mapping of keys, got "
@@ -176,6 +184,16 @@ def _key_line(node, loc):
     return None
 
 
+def _where(path, node, loc, origins, *, key_line=False):
+    """'--set KEY=VALUE' when ``loc`` was set on the command line, else 'file:line'."""
+    for set_loc, item in origins.items():
+        n = min(len(set_loc), len(loc))
+        if n and tuple(set_loc[:n]) == tuple(loc[:n]):
+            return f"--set {item}"
+    line = _key_line(node, loc) if key_line else _line_of(node, loc)
+    return f"{path}:{line}" if line else str(path)
+
+
 def _fmt_loc(loc):
     out = ""
     for part in loc:
@@ -207,24 +225,23 @@ def _fields_at(loc):
     return names
 
 
-def _error_from_pydantic(path, node, exc):
+def _error_from_pydantic(path, node, exc, origins):
     err = exc.errors()[0]
     loc = tuple(err["loc"])
     if err["type"] == "extra_forbidden":
-        line = _key_line(node, loc)
+        where = _where(path, node, loc, origins, key_line=True)
         key = loc[-1]
-        where = _fmt_loc(loc[:-1]) or "top level"
-        msg = (f"unknown key {key!r} in {where}{did_you_mean(key, _fields_at(loc[:-1]))}; "
+        parent = _fmt_loc(loc[:-1]) or "top level"
+        msg = (f"unknown key {key!r} in {parent}{did_you_mean(key, _fields_at(loc[:-1]))}; "
                f"valid keys: {', '.join(_fields_at(loc[:-1]))}")
     elif err["type"] == "missing":
-        line = _line_of(node, loc[:-1]) if len(loc) > 1 else None
+        where = _where(path, node, loc[:-1], {}) if len(loc) > 1 else str(path)
         msg = f"missing required key {_fmt_loc(loc)!r}"
     else:
-        line = _line_of(node, loc)
+        where = _where(path, node, loc, origins)
         got = err.get("input")
         msg = f"{_fmt_loc(loc)}: {err['msg'].rstrip('.')}; got {got!r}"
-    where = f":{line}" if line else ""
-    return ConfigError(f"{path}{where}: {msg}")
+    return ConfigError(f"{where}: {msg}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -262,7 +279,13 @@ def apply_overrides(raw, overrides):
 
     A method is addressed by its label, name or index: ``methods.MSSBoost.params.rd=0.2``.
     """
+    return _apply_overrides(raw, overrides)[0]
+
+
+def _apply_overrides(raw, overrides):
+    """(new raw dict, {resolved key path: the --set item that set it})."""
     raw = copy.deepcopy(raw)
+    origins = {}
     for item in overrides:
         if "=" not in item:
             raise ConfigError(f"--set {item!r}: expected key.path=value")
@@ -274,26 +297,32 @@ def apply_overrides(raw, overrides):
         parts = [p for p in key.strip().split(".") if p]
         if not parts:
             raise ConfigError(f"--set {item!r}: empty key")
-        cur = raw
-        for i, part in enumerate(parts[:-1]):
+        cur, loc = raw, []
+        try:
+            for i, part in enumerate(parts[:-1]):
+                if isinstance(cur, list):
+                    idx = _method_index(cur, part)
+                    cur = cur[idx]
+                    loc.append(idx)
+                    continue
+                nxt = cur.get(part)
+                if nxt is None:
+                    nxt = cur[part] = {}
+                if not isinstance(nxt, (dict, list)):
+                    raise ConfigError(f"{'.'.join(parts[:i + 1])} is not a mapping")
+                cur = nxt
+                loc.append(part)
             if isinstance(cur, list):
-                cur = cur[_method_index(cur, part)]
-                continue
-            nxt = cur.get(part)
-            if nxt is None:
-                nxt = cur[part] = {}
-            if not isinstance(nxt, (dict, list)):
-                raise ConfigError(f"--set {item!r}: {'.'.join(parts[:i + 1])} is not a mapping")
-            cur = nxt
-        if isinstance(cur, list):
-            raise ConfigError(f"--set {item!r}: name a key inside the method, e.g. "
-                              f"{key}.params.NAME=VALUE")
+                raise ConfigError(f"name a key inside the method, e.g. {key}.params.NAME=VALUE")
+        except ConfigError as exc:
+            raise ConfigError(f"--set {item}: {exc}") from None
         cur[parts[-1]] = parsed
-    return raw
+        origins[(*loc, parts[-1])] = item
+    return raw, origins
 
 
 # ---------------------------------------------------------------------------------------
-def _check_params(callable_, params, where, path, node, loc):
+def _check_params(callable_, params, what, where):
     """Unknown parameter names of a function or estimator class -> ConfigError."""
     if inspect.isclass(callable_) and hasattr(callable_, "_get_param_names"):
         valid = callable_._get_param_names()
@@ -303,47 +332,47 @@ def _check_params(callable_, params, where, path, node, loc):
                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n != "path"]
     for key in params:
         if key not in valid:
-            line = _key_line(node, (*loc, key))
-            raise ConfigError(
-                f"{path}{f':{line}' if line else ''}: unknown parameter {key!r} of {where}"
-                f"{did_you_mean(key, valid)}; valid parameters: {', '.join(valid)}"
-            )
+            raise ConfigError(f"{where(key)}: unknown parameter {key!r} of {what}"
+                              f"{did_you_mean(key, valid)}; valid parameters: {', '.join(valid)}")
 
 
-def _check_names(spec, path, node):
+def _check_names(spec, path, node, origins):
     """Every name must be registered; every method's parameters must pass its own checks."""
+
+    def at(*loc, key_line=False):
+        return _where(path, node, loc, origins, key_line=key_line)
+
+    def lookup(registry, name, *loc):
+        try:
+            return registry.get(name)
+        except MlkitError as exc:
+            raise ConfigError(f"{at(*loc)}: {exc}") from None
+
     ds = spec.dataset
     if (ds.name is None) == (ds.path is None):
-        raise ConfigError(f"{path}: dataset needs exactly one of 'name' (a registered dataset) "
-                          "or 'path' (+ 'format') of your own file")
-    try:
-        if ds.name is not None:
-            loader = DATASETS.get(ds.name)
-        else:
-            if ds.format is None:
-                raise ConfigError(f"{path}: dataset.path needs a 'format' "
-                                  f"(one of: {', '.join(FORMATS.names())})")
-            loader = FORMATS.get(ds.format)
-        _check_params(loader, ds.params, f"dataset {ds.label()!r}", path, node,
-                      ("dataset", "params"))
-        for i, m in enumerate(spec.methods):
-            cls = METHODS.get(m.name)
-            _check_params(cls, m.params, f"method {m.name!r}", path, node,
-                          ("methods", i, "params"))
-            try:
-                cls(**m.params)._validate_params()
-            except (ValueError, TypeError) as exc:
-                key = next((k for k in m.params if repr(k) in str(exc) or f"'{k}'" in str(exc)),
-                           None)
-                line = _line_of(node, ("methods", i, "params", key)) if key else None
-                raise ConfigError(f"{path}{f':{line}' if line else ''}: methods[{i}] "
-                                  f"({m.display}): {exc}") from None
-        for name in spec.metrics:
-            METRICS.get(name)
-    except MlkitError as exc:
-        if isinstance(exc, ConfigError):
-            raise
-        raise ConfigError(f"{path}: {exc}") from None
+        raise ConfigError(f"{at('dataset')}: dataset needs exactly one of 'name' (a registered "
+                          "dataset) or 'path' (+ 'format') of your own file")
+    if ds.name is not None:
+        loader = lookup(DATASETS, ds.name, "dataset", "name")
+    else:
+        if ds.format is None:
+            raise ConfigError(f"{at('dataset')}: dataset.path needs a 'format' "
+                              f"(one of: {', '.join(FORMATS.names())})")
+        loader = lookup(FORMATS, ds.format, "dataset", "format")
+    _check_params(loader, ds.params, f"dataset {ds.label()!r}",
+                  lambda k: at("dataset", "params", k, key_line=True))
+    for i, m in enumerate(spec.methods):
+        cls = lookup(METHODS, m.name, "methods", i, "name")
+        _check_params(cls, m.params, f"method {m.name!r}",
+                      lambda k, i=i: at("methods", i, "params", k, key_line=True))
+        try:
+            cls(**m.params)._validate_params()
+        except (ValueError, TypeError) as exc:
+            key = next((k for k in m.params if f"'{k}'" in str(exc)), None)
+            loc = ("methods", i, "params", key) if key else ("methods", i)
+            raise ConfigError(f"{at(*loc)}: methods[{i}] ({m.display}): {exc}") from None
+    for j, name in enumerate(spec.metrics):
+        lookup(METRICS, name, "metrics", j)
 
 
 def load_spec(path, *, overrides=(), quick=False, seed=None):
@@ -369,15 +398,16 @@ def load_spec(path, *, overrides=(), quick=False, seed=None):
         if not isinstance(quick_block, dict):
             raise ConfigError(f"{path}: 'quick' must be a mapping of keys to override")
         raw = _deep_merge(raw, quick_block)
-    raw = apply_overrides(raw, overrides)
+    raw, origins = _apply_overrides(raw, overrides)
     if seed is not None:
         raw.setdefault("protocol", {})
         raw["protocol"]["seed"] = seed
+        origins[("protocol", "seed")] = f"(--seed) protocol.seed={seed}"
     raw.pop("source", None)
     try:
         spec = ExperimentSpec.model_validate(raw)
     except ValidationError as exc:
-        raise _error_from_pydantic(path, node, exc) from None
+        raise _error_from_pydantic(path, node, exc, origins) from None
     spec.source = str(path)
-    _check_names(spec, path, node)
+    _check_names(spec, path, node, origins)
     return spec

@@ -46,8 +46,9 @@ class Entry:
 class Registry:
     """A name -> :class:`Entry` mapping for one kind of object ("method", "dataset", ...)."""
 
-    def __init__(self, kind):
+    def __init__(self, kind, plural=None):
         self.kind = kind
+        self.plural = plural or kind + "s"
         self._entries = {}
 
     def register(self, name, obj=None, *, summary="", **meta):
@@ -70,7 +71,7 @@ class Registry:
             known = sorted(self._entries)
             raise UnknownNameError(
                 f"unknown {self.kind} {name!r}{did_you_mean(name, known)}; "
-                f"known {self.kind}s: {', '.join(known) if known else '(none)'}"
+                f"known {self.plural}: {', '.join(known) if known else '(none)'}"
             ) from None
 
     def get(self, name):
@@ -99,7 +100,7 @@ DATASETS = Registry("dataset")
 FORMATS = Registry("data format")
 METRICS = Registry("metric")
 TARGETS = Registry("target")
-CLAIMS = Registry("paper with claims")
+CLAIMS = Registry("paper", plural="papers with claims")
 
 _loaded = False
 
