@@ -129,12 +129,16 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
     out = out or results_root() / spec.paper / (spec.artifact + ("-quick" if quick else ""))
     result = run(spec, out, jobs=jobs, force=force, backend=backend, scheduler=scheduler,
                  progress=_progress(ctx))
-    caption = f"{spec.title or spec.target}. Data: {result.dataset.provenance}."
+    caption = f"{spec.title or spec.target}. Data: {result.provenance}."
     table = metric_table(result.records, spec.metrics, spec.reported.get("table"))
     _say(ctx, write_table(table, out, caption))
     if spec.curves:
         for metric in spec.metrics:
-            plot_curves(result.records, metric, out, f"curves_{metric}", caption=caption)
+            for label in result.datasets:
+                plot_curves(result.records_of(dataset=label), metric, out,
+                            f"curves_{metric}" + (f"_{label}" if len(result.datasets) > 1 else ""),
+                            caption=f"{spec.title or spec.target}. Data: "
+                                    f"{result.datasets[label].provenance}.")
     write_json(out / "manifest.json", build_manifest(spec, result, quick=quick))
     _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
               f"{result.wall_time:.1f} s")
@@ -211,7 +215,8 @@ def plot_curves_cmd(ctx, source, metric, out):
     metrics = [metric] if metric else sorted({m for r in curved for m in r["curves"]})
     provenance = ""
     if (out_dir / "manifest.json").is_file():
-        provenance = read_json(out_dir / "manifest.json")["dataset"]["provenance"]
+        datasets = read_json(out_dir / "manifest.json")["datasets"].values()
+        provenance = "; ".join(d["provenance"] for d in datasets)
     written = []
     for m in metrics:
         if not any(m in r["curves"] for r in curved):

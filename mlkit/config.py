@@ -29,15 +29,32 @@ class _Strict(BaseModel):
 
 
 class DatasetSpec(_Strict):
-    """``name`` of a registered dataset, or ``path`` + ``format`` of a user's own file."""
+    """``name`` of a registered dataset, or ``path`` + ``format`` of a user's own file.
+
+    ``label`` names its rows (default: the name or file name), ``role`` the paper collection
+    it stands in for, and ``method_params`` per-dataset parameters of the methods, keyed by
+    method label (or ``"*"`` for all), e.g. the rd/rf chosen for that collection.
+    """
 
     name: Optional[str] = None
     path: Optional[str] = None
     format: Optional[str] = None
+    label: Optional[str] = None
+    role: Optional[str] = None
     params: dict[str, Any] = Field(default_factory=dict)
+    method_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
-    def label(self):
-        return self.name or Path(self.path).name
+    @property
+    def display(self):
+        return self.label or self.name or Path(self.path).name
+
+    def label_of(self):
+        return self.display
+
+    def params_for(self, method):
+        """The method's parameters on this dataset: its own, then "*", then its label's."""
+        return {**method.params, **self.method_params.get("*", {}),
+                **self.method_params.get(method.display, {})}
 
 
 class MethodSpec(_Strict):
@@ -70,7 +87,7 @@ class ExperimentSpec(_Strict):
     paper: str
     artifact: str
     title: str = ""
-    dataset: DatasetSpec
+    datasets: list[DatasetSpec] = Field(min_length=1)
     methods: list[MethodSpec] = Field(default_factory=list)
     protocol: ProtocolSpec = Field(default_factory=ProtocolSpec)
     metrics: list[str] = Field(default_factory=list)
@@ -89,6 +106,32 @@ class ExperimentSpec(_Strict):
             raise ValueError(f"method labels must be unique; repeated: {dupes} "
                              "(give each a distinct 'label')")
         return methods
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_dataset(cls, data):
+        # `dataset: {...}` is shorthand for a one-item `datasets:` list
+        if isinstance(data, dict) and "dataset" in data:
+            if "datasets" in data:
+                raise ValueError("give either 'dataset' or 'datasets', not both")
+            data = dict(data)
+            data["datasets"] = [data.pop("dataset")]
+        return data
+
+    @field_validator("datasets")
+    @classmethod
+    def _unique_dataset_labels(cls, datasets):
+        labels = [d.display for d in datasets if d.name or d.path]
+        dupes = sorted({x for x in labels if labels.count(x) > 1})
+        if dupes:
+            raise ValueError(f"dataset labels must be unique; repeated: {dupes} "
+                             "(give each a distinct 'label')")
+        return datasets
+
+    @property
+    def dataset(self):
+        """The first (often the only) dataset."""
+        return self.datasets[0]
 
     @model_validator(mode="after")
     def _metrics_for_methods(self):
@@ -207,7 +250,7 @@ def _fields_at(loc):
     for part in loc:
         if isinstance(part, int):
             continue
-        field = model.model_fields.get(part)
+        field = model.model_fields.get("datasets" if part == "dataset" else part)
         if field is None:
             return []
         ann = field.annotation
@@ -348,29 +391,47 @@ def _check_names(spec, path, node, origins):
         except MlkitError as exc:
             raise ConfigError(f"{at(*loc)}: {exc}") from None
 
-    ds = spec.dataset
-    if (ds.name is None) == (ds.path is None):
-        raise ConfigError(f"{at('dataset')}: dataset needs exactly one of 'name' (a registered "
-                          "dataset) or 'path' (+ 'format') of your own file")
-    if ds.name is not None:
-        loader = lookup(DATASETS, ds.name, "dataset", "name")
-    else:
-        if ds.format is None:
-            raise ConfigError(f"{at('dataset')}: dataset.path needs a 'format' "
-                              f"(one of: {', '.join(FORMATS.names())})")
-        loader = lookup(FORMATS, ds.format, "dataset", "format")
-    _check_params(loader, ds.params, f"dataset {ds.label()!r}",
-                  lambda k: at("dataset", "params", k, key_line=True))
+    key = "datasets" if any(k.value == "datasets" for k, _ in node.value) else "dataset"
+    labels = [m.display for m in spec.methods]
+    for d, ds in enumerate(spec.datasets):
+        dloc = (key, d) if key == "datasets" else (key,)
+        if (ds.name is None) == (ds.path is None):
+            raise ConfigError(f"{at(*dloc)}: a dataset needs exactly one of 'name' (a "
+                              "registered dataset) or 'path' (+ 'format') of your own file")
+        if ds.name is not None:
+            loader = lookup(DATASETS, ds.name, *dloc, "name")
+        else:
+            if ds.format is None:
+                raise ConfigError(f"{at(*dloc)}: dataset.path needs a 'format' "
+                                  f"(one of: {', '.join(FORMATS.names())})")
+            loader = lookup(FORMATS, ds.format, *dloc, "format")
+        _check_params(loader, ds.params, f"dataset {ds.display!r}",
+                      lambda k, dloc=dloc: at(*dloc, "params", k, key_line=True))
+        for ref in ds.method_params:
+            if ref != "*" and ref not in labels:
+                raise ConfigError(f"{at(*dloc, 'method_params', ref, key_line=True)}: "
+                                  f"method_params names no method {ref!r}"
+                                  f"{did_you_mean(ref, labels)}; methods: {', '.join(labels)}")
     for i, m in enumerate(spec.methods):
         cls = lookup(METHODS, m.name, "methods", i, "name")
         _check_params(cls, m.params, f"method {m.name!r}",
                       lambda k, i=i: at("methods", i, "params", k, key_line=True))
-        try:
-            cls(**m.params)._validate_params()
-        except (ValueError, TypeError) as exc:
-            key = next((k for k in m.params if f"'{k}'" in str(exc)), None)
-            loc = ("methods", i, "params", key) if key else ("methods", i)
-            raise ConfigError(f"{at(*loc)}: methods[{i}] ({m.display}): {exc}") from None
+        for d, ds in enumerate(spec.datasets):
+            params = ds.params_for(m)
+            extra = {k: v for k, v in params.items() if k not in m.params or m.params[k] != v}
+            dloc = (key, d, "method_params") if key == "datasets" else (key, "method_params")
+            _check_params(cls, extra, f"method {m.name!r}",
+                          lambda k, dloc=dloc: at(*dloc, key_line=True))
+            try:
+                cls(**params)._validate_params()
+            except (ValueError, TypeError) as exc:
+                bad = next((k for k in params if f"'{k}'" in str(exc)), None)
+                if bad in extra:
+                    loc = dloc
+                else:
+                    loc = ("methods", i, "params", bad) if bad else ("methods", i)
+                raise ConfigError(f"{at(*loc)}: methods[{i}] ({m.display}) on "
+                                  f"{ds.display}: {exc}") from None
     for j, name in enumerate(spec.metrics):
         lookup(METRICS, name, "metrics", j)
 

@@ -51,23 +51,30 @@ class Split:
 
 @dataclass
 class RunResult:
-    """What :func:`run` returns: the data's provenance, every record, and timings."""
+    """What :func:`run` returns: the loaded datasets (by label), every record, and timings."""
 
     spec: object
-    dataset: object
+    datasets: dict
     records: list = field(default_factory=list)
     computed: int = 0
     reused: int = 0
     wall_time: float = 0.0
 
-    def by_method(self):
-        """{method label: [records sorted by split]} in the config's method order."""
-        out = {m.display: [] for m in self.spec.methods}
-        for r in self.records:
-            out[r["method"]].append(r)
-        for recs in out.values():
-            recs.sort(key=lambda r: (r["repeat"], r["fold"]))
-        return out
+    @property
+    def dataset(self):
+        """The first dataset (the only one of most configs)."""
+        return next(iter(self.datasets.values()))
+
+    @property
+    def provenance(self):
+        """Every dataset's provenance, for captions."""
+        return "; ".join(d.provenance for d in self.datasets.values())
+
+    def records_of(self, dataset=None, method=None):
+        """Records filtered by dataset label and method label, sorted by split."""
+        out = [r for r in self.records if (dataset is None or r["dataset"] == dataset)
+               and (method is None or r["method"] == method)]
+        return sorted(out, key=lambda r: (r["dataset"], r["method"], r["repeat"], r["fold"]))
 
 
 def _seed(entropy, *spawn_key):
@@ -114,10 +121,10 @@ def _slug(text):
     return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "method"
 
 
-def _run_key(spec, method, split):
+def _run_key(spec, dataset, method, split):
     payload = {
-        "dataset": spec.dataset.model_dump(mode="json"),
-        "method": method.model_dump(mode="json"),
+        "dataset": dataset.model_dump(mode="json", exclude={"method_params", "label", "role"}),
+        "method": method.model_dump(mode="json", exclude={"label"}),
         "protocol": spec.protocol.model_dump(mode="json"),
         "split": [split.repeat, split.fold],
         "metrics": sorted(spec.metrics),
@@ -178,14 +185,15 @@ def _fit_and_score(data, method, split, metric_names, curves):
     return record
 
 
-def record_path(out_dir, method, split):
-    return Path(out_dir) / "runs" / _slug(method.display) / f"{split.name}.json"
+def record_path(out_dir, dataset, method, split):
+    return (Path(out_dir) / "runs" / _slug(dataset.display) / _slug(method.display)
+            / f"{split.name}.json")
 
 
 def load_records(out_dir):
     """Every run record saved under ``out_dir/runs`` (for plots and claims, no retraining)."""
     runs = Path(out_dir) / "runs"
-    return [read_json(p) for p in sorted(runs.glob("*/*.json"))] if runs.is_dir() else []
+    return [read_json(p) for p in sorted(runs.glob("*/*/*.json"))] if runs.is_dir() else []
 
 
 def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, progress=False):
@@ -212,24 +220,26 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, pro
     RunResult
     """
     t_start = time.perf_counter()
-    data = load_dataset(spec.dataset.name, path=spec.dataset.path, format=spec.dataset.format,
-                        params=spec.dataset.params)
-    splits = make_splits(data, spec.protocol)
-    result = RunResult(spec=spec, dataset=data)
+    result = RunResult(spec=spec, datasets={})
     todo = []
-    for method in spec.methods:
-        for split in splits:
-            key = _run_key(spec, method, split)
-            path = record_path(out_dir, method, split)
-            if not force and path.is_file():
-                try:
-                    rec = read_json(path)
-                except (OSError, ValueError):
-                    rec = None
-                if rec is not None and rec.get("key") == key:
-                    result.records.append(rec)
-                    continue
-            todo.append((method, split, key, path))
+    for ds in spec.datasets:
+        data = result.datasets[ds.display] = load_dataset(
+            ds.name, path=ds.path, format=ds.format, params=ds.params)
+        for split in make_splits(data, spec.protocol):
+            for spec_method in spec.methods:
+                # the method as run on this dataset, with its per-dataset parameters
+                method = spec_method.model_copy(update={"params": ds.params_for(spec_method)})
+                key = _run_key(spec, ds, method, split)
+                path = record_path(out_dir, ds, method, split)
+                if not force and path.is_file():
+                    try:
+                        rec = read_json(path)
+                    except (OSError, ValueError):
+                        rec = None
+                    if rec is not None and rec.get("key") == key:
+                        result.records.append(rec)
+                        continue
+                todo.append((ds.display, method, split, key, path))
     result.reused = len(result.records)
     logger.info("%s: %d runs to compute, %d reused", spec.target, len(todo), result.reused)
 
@@ -251,12 +261,14 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, pro
         parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
         # each task returns its own index so records can be matched however they arrive
         outputs = parallel(
-            delayed(_indexed)(i, _fit_and_score, data, m, s, spec.metrics, spec.curves)
-            for i, (m, s, _, _) in enumerate(todo)
+            delayed(_indexed)(i, _fit_and_score, result.datasets[d], m, s, spec.metrics,
+                              spec.curves)
+            for i, (d, m, s, _, _) in enumerate(todo)
         )
         for i, rec in outputs:
-            method, split, key, path = todo[i]
-            rec.update(key=key, method=method.display, method_name=method.name,
+            dataset, method, split, key, path = todo[i]
+            rec.update(key=key, dataset=dataset, method=method.display, method_name=method.name,
+                       params=method.params,
                        repeat=split.repeat, fold=split.fold, split_seed=split.seed,
                        mlkit_version=__version__)
             write_json(path, rec)

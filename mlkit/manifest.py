@@ -44,10 +44,11 @@ def build_manifest(spec, result, *, quick=False, command=None, extra=None):
     """A JSON-able dict: resolved config, seed, versions, git revision, machine and the wall
     time of every run (computed now or reused from an earlier invocation)."""
     runs = [
-        {"method": r["method"], "repeat": r["repeat"], "fold": r["fold"],
+        {"dataset": r["dataset"], "method": r["method"], "repeat": r["repeat"], "fold": r["fold"],
          "seed": r.get("random_state"), "fit_s": r["timings"]["fit_s"],
          "predict_s": r["timings"]["predict_s"]}
-        for r in sorted(result.records, key=lambda r: (r["method"], r["repeat"], r["fold"]))
+        for r in sorted(result.records,
+                        key=lambda r: (r["dataset"], r["method"], r["repeat"], r["fold"]))
     ]
     return {
         "target": spec.target,
@@ -55,8 +56,9 @@ def build_manifest(spec, result, *, quick=False, command=None, extra=None):
         "quick": quick,
         "config": spec.resolved(),
         "seed": spec.protocol.seed,
-        "dataset": {"name": result.dataset.name, "provenance": result.dataset.provenance,
-                    "synthetic": result.dataset.synthetic, "checksums": result.dataset.checksums},
+        "datasets": {label: {"name": d.name, "provenance": d.provenance,
+                             "synthetic": d.synthetic, "checksums": d.checksums}
+                     for label, d in result.datasets.items()},
         "versions": package_versions(),
         "git_revision": git_revision(),
         "machine": {"platform": platform.platform(), "processor": platform.machine(),

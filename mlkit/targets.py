@@ -104,7 +104,7 @@ def reproduce(target, *, quick=False, jobs=1, force=False, out=None, backend=Non
                  progress=progress)
     rendered = target.render(result, out_dir)
     write_json(out_dir / "summary.json", {"target": target.name, "quick": quick,
-                                          "provenance": result.dataset.provenance,
+                                          "provenance": result.provenance,
                                           "figures": rendered.figures})
     write_json(out_dir / "manifest.json",
                build_manifest(spec, result, quick=quick, command=command,

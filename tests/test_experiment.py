@@ -42,8 +42,8 @@ def test_rerun_reuses_records_and_recomputes_only_what_is_missing(tmp_path):
     again = run(spec, tmp_path)
     assert (again.computed, again.reused) == (0, 9)
     assert _numbers(again) == _numbers(first)
-    (tmp_path / "runs" / "MSSBoost" / "r01-f00.json").unlink()
-    (tmp_path / "runs" / "RSBag" / "r02-f00.json").write_text("{truncated")
+    (tmp_path / "runs" / "mssboost-synthetic" / "MSSBoost" / "r01-f00.json").unlink()
+    (tmp_path / "runs" / "mssboost-synthetic" / "RSBag" / "r02-f00.json").write_text("{truncated")
     partial = run(spec, tmp_path)
     assert (partial.computed, partial.reused) == (2, 7)
     assert _numbers(partial) == _numbers(first)
@@ -103,11 +103,11 @@ def test_killed_run_resumes_without_redoing_finished_runs(tmp_path):
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 60
-    while time.time() < deadline and len(list(out.glob("runs/*/*.json"))) < 10:
+    while time.time() < deadline and len(list(out.glob("runs/*/*/*.json"))) < 10:
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    done = len(list(out.glob("runs/*/*.json")))
+    done = len(list(out.glob("runs/*/*/*.json")))
     assert 10 <= done < 180, "the run should have been killed part-way"
     assert not (out / "manifest.json").exists()
     finished = subprocess.run(args, capture_output=True, text=True)

@@ -51,12 +51,12 @@ def test_verify_reports_claim_3_with_numbers(results):
 def test_plot_curves_from_saved_results_without_retraining(results):
     _invoke("reproduce", "mssboost/fig4", "--quick")
     out = results / "mssboost" / "fig4-quick"
-    runs_before = {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*.json")}
+    runs_before = {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*/*.json")}
     res = _invoke("plot", "curves", str(out))
     assert res.exit_code == 0, res.output
     assert (out / "curves_hamming_error.png").is_file()
     assert (out / "curves_hamming_error.pdf").is_file()
-    assert runs_before == {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*.json")}
+    assert runs_before == {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*/*.json")}
     by_target = _invoke("plot", "curves", "mssboost/fig4")
     assert by_target.exit_code == 0, by_target.output
 

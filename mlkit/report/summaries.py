@@ -19,12 +19,15 @@ def _records_by_method(records):
 
 
 def metric_table(records, metrics, reported=None):
-    """One row per method: each metric as mean ± 95% CI over runs, with the paper's value
-    beside it when ``reported[method][metric]`` is given, plus runs and fit time."""
+    """One row per (dataset, method): each metric as mean ± 95% CI over runs, with the paper's
+    value beside it when ``reported[method][metric]`` is given, plus runs and fit time."""
     reported = reported or {}
     rows = []
-    for method, recs in _records_by_method(records).items():
-        row = {"method": method}
+    groups = {}
+    for r in records:
+        groups.setdefault((r["dataset"], r["method"]), []).append(r)
+    for (dataset, method), recs in groups.items():
+        row = {"dataset": dataset, "method": method}
         for m in metrics:
             label = METRICS.entry(m).meta.get("label", m)
             mean, half = mean_confidence_interval([r["metrics"][m] for r in recs])
