@@ -1,9 +1,11 @@
 """Input checks shared by every mlkit estimator (the role of sklearn's ``check_array``)."""
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array
 
-__all__ = ["check_multilabel_Y"]
+__all__ = ["check_multilabel_Y", "check_bags", "check_bag_labels"]
 
 
 def check_multilabel_Y(Y, n_samples, estimator):
@@ -57,3 +59,133 @@ def check_multilabel_Y(Y, n_samples, estimator):
             "training data; every label needs positive and negative examples"
         )
     return Y_pm, encoding
+
+
+def _as_bag(bag, b, name):
+    """One bag as a 2-D float array or CSR matrix; errors name the bag."""
+    if sp.issparse(bag):
+        bag = sp.csr_matrix(bag, dtype=float)
+    else:
+        try:
+            bag = np.asarray(bag, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: bag {b} could not be converted to a float array: "
+                             f"{exc}") from None
+    if bag.ndim != 2:
+        raise ValueError(
+            f"{name}: bag {b} is an array of shape {bag.shape}; every bag must be a 2-D "
+            "(n_instances, n_features) array (use bag.reshape(1, -1) for a one-instance bag)"
+        )
+    if bag.shape[0] == 0:
+        raise ValueError(f"{name}: bag {b} has 0 instances; every bag needs at least one row")
+    return bag
+
+
+def check_bags(bags, estimator, *, reset_dim=None):
+    """Validate multi-instance input and return it as one flat instance matrix plus offsets.
+
+    Parameters
+    ----------
+    bags : list of array-like or sparse matrices
+        Bag ``b`` is an (n_b, d) array-like or scipy.sparse matrix whose rows are its
+        instances. A list or tuple is required (an ndarray is ambiguous: pass ``list(X)``).
+        Dense and sparse bags may be mixed; the result is then CSR.
+    estimator : object
+        The caller, named in error messages.
+    reset_dim : int or None, default=None
+        The number of features the bags must have: the fitted ``n_features_in_`` when
+        predicting, None when fitting (any dimension, the same for every bag).
+
+    Returns
+    -------
+    X : ndarray of shape (n_instances, d), float, or CSR matrix
+        The instances of all bags stacked in bag order (CSR if any bag is sparse).
+    offsets : ndarray of int64, shape (n_bags + 1,)
+        Bag ``b`` is ``X[offsets[b]:offsets[b + 1]]``.
+    """
+    name = type(estimator).__name__
+    if not isinstance(bags, (list, tuple)):
+        raise TypeError(
+            f"{name} expects the bags as a list of (n_instances, n_features) arrays, got "
+            f"{type(bags).__name__}; e.g. pass list(arr) for a 3-D array of equal-size bags "
+            "or MultiInstanceDataset.bags"
+        )
+    if len(bags) == 0:
+        raise ValueError(f"{name}: got 0 bags; at least one bag is required")
+    bags = [_as_bag(bag, b, name) for b, bag in enumerate(bags)]
+    dims = np.array([bag.shape[1] for bag in bags])
+    if reset_dim is not None and np.any(dims != reset_dim):
+        b = int(np.flatnonzero(dims != reset_dim)[0])
+        raise ValueError(f"{name}: bag {b} has {dims[b]} features, but {name} was fitted "
+                         f"with {reset_dim} features")
+    if np.any(dims != dims[0]):
+        b = int(np.flatnonzero(dims != dims[0])[0])
+        raise ValueError(f"{name}: bag {b} has {dims[b]} features but bag 0 has {dims[0]}; "
+                         "every bag must have the same number of features (columns)")
+    if dims[0] == 0:
+        raise ValueError(f"{name}: the bags have 0 features; at least one is required")
+    sizes = np.array([bag.shape[0] for bag in bags], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    if any(sp.issparse(bag) for bag in bags):
+        X = sp.vstack([sp.csr_matrix(bag) for bag in bags], format="csr")
+        values, rows = X.data, np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    else:
+        X = np.concatenate(bags, axis=0)
+        values, rows = X, None
+    bad = ~np.isfinite(values)
+    if bad.any():
+        first = np.argwhere(bad)[0]
+        row = int(first[0] if rows is None else rows[first[0]])
+        b = int(np.searchsorted(offsets, row, side="right") - 1)
+        raise ValueError(f"{name}: bag {b} contains NaN or infinity (its instance "
+                         f"{row - offsets[b]}); impute or drop those values before fitting")
+    return X, offsets
+
+
+def check_bag_labels(y, n_bags, estimator):
+    """Validate bag labels and encode them one-vs-rest as +-1 columns.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_bags,)
+        Class labels of any type: {-1, +1}, {0, 1}, strings, several classes.
+    n_bags : int
+        Number of bags, which y must match.
+    estimator : object
+        The caller, named in error messages.
+
+    Returns
+    -------
+    classes : ndarray of shape (n_classes,)
+        The sorted distinct labels.
+    Y : ndarray of shape (n_bags, 1) or (n_bags, n_classes), float
+        With two classes one column, +1 for ``classes[1]`` and -1 for ``classes[0]``;
+        otherwise column c is +1 for class c and -1 for the others (one-vs-rest).
+    """
+    name = type(estimator).__name__
+    if y is None:
+        raise ValueError(f"{name} requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{name} expects y of shape (n_bags,), got an array of shape "
+                         f"{y.shape}; one label per bag")
+    if len(y) != n_bags:
+        raise ValueError(f"{name}: got {n_bags} bags but y has {len(y)} labels")
+    if y.dtype.kind in "fcO":
+        missing = np.asarray(y != y, dtype=bool)   # NaN is the only value unequal to itself
+        if missing.any():
+            raise ValueError(f"{name}: y contains NaN (bag {int(np.flatnonzero(missing)[0])}); "
+                             "every bag needs a label")
+    y_type = type_of_target(y, input_name="y")
+    if y_type not in ("binary", "multiclass"):
+        raise ValueError(f"{name}: unknown label type {y_type!r}; multi-instance "
+                         "classification needs discrete class labels per bag")
+    classes, idx = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"{name}: y has only one class ({classes[0]!r}); at least 2 classes "
+                         "are needed")
+    if len(classes) == 2:
+        return classes, np.where(idx == 1, 1.0, -1.0)[:, None]
+    return classes, np.where(idx[:, None] == np.arange(len(classes)), 1.0, -1.0)

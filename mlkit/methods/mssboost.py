@@ -17,13 +17,12 @@ import numpy as np
 from joblib import Parallel, delayed
 from scipy import stats
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._base_models import BOUNDS, fit_subspace_model, make_base_learner
-from ._validation import check_multilabel_Y
+from ._multilabel import MultiLabelClassifier
 
 __all__ = ["RSBag", "NSBoost", "MSSBoost", "newton_step", "joint_loss", "chi2_significant"]
 
@@ -120,7 +119,7 @@ def chi2_significant(H, Y, p_value=0.025):
     return chi2 >= stats.chi2.isf(p_value, df=1)
 
 
-class _SubspaceEnsemble(ClassifierMixin, BaseEstimator):
+class _SubspaceEnsemble(MultiLabelClassifier):
     """Shared machinery: validation, base-model learning, staged decision values.
 
     Subclasses implement ``_build(X, Y, seeds, learner)`` returning the selected base models
@@ -156,14 +155,6 @@ class _SubspaceEnsemble(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.target_tags.multi_output = True
-        tags.classifier_tags.multi_class = False
-        tags.classifier_tags.multi_label = True
-        return tags
-
     # -- fitting -------------------------------------------------------------------------
     def fit(self, X, Y):
         """Learn the ensemble.
@@ -178,46 +169,13 @@ class _SubspaceEnsemble(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
-        if Y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
-                             "y is None")
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=float)
-        Y = np.asarray(Y)
-        if Y.ndim == 1 or (Y.ndim == 2 and Y.shape[1] == 1 and Y.dtype.kind not in "biuf"):
-            Y = self._encode_binary(Y.ravel(), X.shape[0])
-            self._encoding = "binary"
-        else:
-            Y, self._encoding = check_multilabel_Y(Y, X.shape[0], self)
-            self.classes_ = np.array([0, 1]) if self._encoding == "01" else np.array([-1, 1])
-        self.n_labels_ = Y.shape[1]
+        X, Y = self._check_fit_input(X, Y)
         rng = check_random_state(self.random_state)
         learner = make_base_learner(self.base_learner, gamma=self.gamma, C=self.C,
                                     random_state=None)
         seeds = rng.randint(np.iinfo(np.int32).max, size=self._n_models_learned(Y.shape[1]))
         self.estimators_, self.alphas_ = self._build(X, Y, seeds, learner)
         return self
-
-    def _encode_binary(self, y, n_samples):
-        from sklearn.utils.multiclass import type_of_target
-
-        if len(y) != n_samples:
-            raise ValueError(f"{type(self).__name__}: X has {n_samples} samples but y has {len(y)}")
-        y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        if len(np.unique(y)) < 2:
-            raise ValueError(f"{type(self).__name__}: y has only one class; at least 2 classes "
-                             "are needed")
-        if y_type == "multiclass":
-            raise ValueError(
-                f"Only binary classification is supported. {type(self).__name__} handles "
-                f"binary or multi-label targets; y has {len(np.unique(y))} classes. Pass a "
-                "(n_samples, n_labels) indicator matrix (e.g. "
-                "sklearn.preprocessing.label_binarize) for one-vs-rest."
-            )
-        if y_type != "binary":
-            raise ValueError(f"{type(self).__name__}: unsupported target type {y_type!r}")
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        return np.where(y_idx == 1, 1.0, -1.0)[:, None]
 
     def _n_models_learned(self, n_labels):
         return self.n_estimators
@@ -231,10 +189,6 @@ class _SubspaceEnsemble(ClassifierMixin, BaseEstimator):
         )
 
     # -- prediction ----------------------------------------------------------------------
-    def _check_X(self, X):
-        check_is_fitted(self)
-        return validate_data(self, X, accept_sparse=["csr", "csc"], dtype=float, reset=False)
-
     def base_predictions(self, X):
         """h_t(x) of every selected base model: an array of shape (n_samples, T)."""
         X = self._check_X(X)
@@ -243,8 +197,7 @@ class _SubspaceEnsemble(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """F_l(x) = sum_t alpha_l^t h_t(x): shape (n_samples, n_labels), or (n_samples,) when
         fitted on a single binary label."""
-        F = self.base_predictions(X) @ self.alphas_
-        return F[:, 0] if self._encoding == "binary" else F
+        return self._shape_scores(self.base_predictions(X) @ self.alphas_)
 
     def staged_decision_function(self, X):
         """Yield F after each of the T base models (learning curves without refitting)."""
@@ -252,14 +205,7 @@ class _SubspaceEnsemble(ClassifierMixin, BaseEstimator):
         F = np.zeros((H.shape[0], self.n_labels_))
         for t in range(H.shape[1]):
             F = F + H[:, t:t + 1] * self.alphas_[t]
-            yield F[:, 0] if self._encoding == "binary" else F
-
-    def _labels_from_scores(self, F):
-        return self.classes_[(F > 0).astype(int)]
-
-    def predict(self, X):
-        """sign(F_l(x)), in the encoding of the Y given to ``fit`` (0/1, -1/+1, or classes_)."""
-        return self._labels_from_scores(self.decision_function(X))
+            yield self._shape_scores(F)
 
     def staged_predict(self, X):
         """Yield the predictions after each base model."""
@@ -337,12 +283,19 @@ class RSBag(_SubspaceEnsemble):
     (20, 2)
     """
 
+    def _n_rounds(self, n_labels):
+        return self.n_estimators
+
+    def _n_models_learned(self, n_labels):
+        return self._n_rounds(n_labels)
+
     def _build(self, X, Y, seeds, learner):
         n_labels = Y.shape[1]
-        labels = np.arange(self.n_estimators) % n_labels
+        T = self._n_rounds(n_labels)
+        labels = np.arange(T) % n_labels
         models = self._fit_models(X, Y, labels, seeds, learner)
-        alphas = np.zeros((self.n_estimators, n_labels))
-        alphas[np.arange(self.n_estimators), labels] = 1.0
+        alphas = np.zeros((T, n_labels))
+        alphas[np.arange(T), labels] = 1.0
         return models, alphas
 
 

@@ -1,0 +1,155 @@
+"""The non-boosting rows of Table 2 of Yan et al. (KDD 2007): Baseline, Bagging, Subspace.
+
+* :class:`BaselineSVM`: one RBF SVM per label on all training examples and all features;
+* :class:`BaggingSVM`: ``n_estimators`` SVMs per label on bootstrap samples, scores averaged;
+* :class:`Subspace`: one subspace base model per label (steps 1(b)-(e) of Algorithm 1),
+  i.e. :class:`~mlkit.methods.RSBag` with T = L.
+
+References
+----------
+.. [1] R. Yan, J. Tesic, J. R. Smith. Model-shared subspace boosting for multi-label
+   classification. KDD 2007, pp. 834-843.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.svm import SVC
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+
+from ._multilabel import MultiLabelClassifier
+from .mssboost import RSBag
+
+__all__ = ["BaselineSVM", "BaggingSVM", "Subspace"]
+
+
+def _fit_svc(X, y, samples, gamma, C):
+    rows = X if samples is None else X[samples]
+    return SVC(kernel="rbf", gamma=gamma, C=C).fit(rows, y if samples is None else y[samples])
+
+
+class BaggingSVM(MultiLabelClassifier):
+    """``n_estimators`` RBF SVMs per label, each on N draws with replacement; F_l is the mean
+    of their decision values (Table 2 of [1]_, "10 bagging models learned via the baseline
+    classifier for each label"; the bootstrap size and the combination are not stated: N
+    draws and the mean are our choice).
+
+    Parameters
+    ----------
+    n_estimators : int, default=10
+    gamma : float, default=0.05
+        rho of K(x, z) = exp(-rho ||x - z||^2) (Sec. 6.2.1 of [1]_).
+    C : float, default=1.0
+        SVM cost; not stated in the paper.
+    n_jobs : int, default=None
+        Threads fitting SVMs in parallel (libsvm releases the GIL); never changes results.
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    estimators_ : list of list of SVC
+        ``estimators_[l]`` holds label l's SVMs.
+    model_size_ : int
+        Sum over all SVMs of (#support vectors) x (#features).
+    """
+
+    _parameter_constraints = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+    _bootstrap = True
+
+    def __init__(self, n_estimators=10, *, gamma=0.05, C=1.0, n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.gamma = gamma
+        self.C = C
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _n_models(self):
+        return self.n_estimators
+
+    def fit(self, X, Y):
+        """Fit the SVMs of every label (in parallel over labels and bags)."""
+        X, Y = self._check_fit_input(X, Y)
+        n, n_labels = Y.shape
+        rng = check_random_state(getattr(self, "random_state", None))
+        jobs = []
+        for l in range(n_labels):
+            for _ in range(self._n_models()):
+                samples = rng.randint(n, size=n) if self._bootstrap else None
+                jobs.append((l, samples))
+        fitted = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_fit_svc)(X, Y[:, l], s, self.gamma, self.C) for l, s in jobs)
+        self.estimators_ = [[] for _ in range(n_labels)]
+        for (l, _), svc in zip(jobs, fitted):
+            self.estimators_[l].append(svc)
+        return self
+
+    def decision_function(self, X):
+        """F_l(x): the mean decision value of label l's SVMs; (n, L) or (n,) for a 1-D y."""
+        X = self._check_X(X)
+        F = np.column_stack([np.mean([svc.decision_function(X) for svc in models], axis=0)
+                             for models in self.estimators_])
+        return self._shape_scores(F)
+
+    @property
+    def model_size_(self):
+        return int(sum(svc.support_vectors_.shape[0] * svc.support_vectors_.shape[1]
+                       for models in self.estimators_ for svc in models))
+
+
+class BaselineSVM(BaggingSVM):
+    """One RBF SVM per label on all training data and features (Baseline of Table 2 of [1]_).
+
+    Parameters
+    ----------
+    gamma : float, default=0.05
+    C : float, default=1.0
+    n_jobs : int, default=None
+        Threads fitting the per-label SVMs.
+    """
+
+    _parameter_constraints = {k: v for k, v in BaggingSVM._parameter_constraints.items()
+                              if k not in ("n_estimators", "random_state")}
+    _bootstrap = False
+
+    def __init__(self, *, gamma=0.05, C=1.0, n_jobs=None):
+        self.gamma = gamma
+        self.C = C
+        self.n_jobs = n_jobs
+
+    def _n_models(self):
+        return 1
+
+
+class Subspace(RSBag):
+    """One subspace base model per label: RSBag with T = L (Subspace of Table 2 of [1]_).
+
+    Parameters are those of :class:`~mlkit.methods.RSBag` except ``n_estimators``.
+    """
+
+    _parameter_constraints = {k: v for k, v in RSBag._parameter_constraints.items()
+                              if k != "n_estimators"}
+
+    def __init__(self, *, base_learner="svm", rd=0.1, rf=0.1, gamma=0.05, C=1.0,
+                 score_bound="clip", chi2_filter=False, chi2_p_value=0.025, n_jobs=None,
+                 random_state=None):
+        self.base_learner = base_learner
+        self.rd = rd
+        self.rf = rf
+        self.gamma = gamma
+        self.C = C
+        self.score_bound = score_bound
+        self.chi2_filter = chi2_filter
+        self.chi2_p_value = chi2_p_value
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _n_rounds(self, n_labels):
+        return n_labels

@@ -1,0 +1,53 @@
+"""Baseline, Bagging and Subspace of MSSBoost's Table 2 against their definitions."""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.svm import SVC
+
+from mlkit.methods import BaggingSVM, BaselineSVM, RSBag, Subspace
+
+
+def _data(seed=0, n=200):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    Y = np.column_stack([X[:, 0] > 0.3, X[:, 1] + X[:, 2] > 0, X[:, 3] > 0.8]).astype(int)
+    return X, Y
+
+
+def test_baseline_is_one_svm_per_label():
+    X, Y = _data()
+    F = BaselineSVM(gamma=0.2, C=2.0).fit(X, Y).decision_function(X)
+    for l in range(Y.shape[1]):
+        ref = SVC(kernel="rbf", gamma=0.2, C=2.0).fit(X, Y[:, l]).decision_function(X)
+        np.testing.assert_allclose(F[:, l], ref, rtol=1e-10)
+
+
+def test_bagging_averages_svms_on_bootstraps_of_n_draws():
+    X, Y = _data()
+    model = BaggingSVM(4, gamma=0.2, random_state=3).fit(X, Y)
+    rng = np.random.RandomState(3)
+    F = np.zeros(Y.shape)
+    for l in range(Y.shape[1]):
+        for _ in range(4):
+            s = rng.randint(len(X), size=len(X))
+            F[:, l] += SVC(gamma=0.2).fit(X[s], Y[s, l]).decision_function(X) / 4
+    np.testing.assert_allclose(model.decision_function(X), F, rtol=1e-10)
+    assert all(len(m) == 4 for m in model.estimators_)
+    assert model.model_size_ == sum(svc.n_support_.sum() * 6 for m in model.estimators_
+                                    for svc in m)
+
+
+def test_subspace_is_rsbag_with_one_model_per_label():
+    X, Y = _data()
+    kw = dict(base_learner="svm", rd=0.3, rf=0.5, gamma=0.2, random_state=1)
+    a = Subspace(**kw).fit(X, Y)
+    b = RSBag(n_estimators=Y.shape[1], **kw).fit(X, Y)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X))
+    assert list(a.estimator_labels_) == [0, 1, 2]
+
+
+def test_baselines_take_sparse_input():
+    X, Y = _data()
+    dense = BaselineSVM(gamma=0.2).fit(X, Y).decision_function(X)
+    sparse = BaselineSVM(gamma=0.2).fit(sp.csr_matrix(X), Y).decision_function(sp.csr_matrix(X))
+    np.testing.assert_allclose(dense, sparse, rtol=1e-8)
