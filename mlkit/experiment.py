@@ -26,6 +26,7 @@ from . import __version__
 from ._errors import MlkitError
 from ._io import read_json, write_json
 from .datasets import load_dataset
+from .metrics import average_precision_score
 from .registry import METHODS, METRICS
 
 __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "method_seed",
@@ -159,29 +160,58 @@ def fit_method(data, method, split):
     return est, train, test, time.perf_counter() - t0
 
 
+#: fitted attributes copied into each run record when an estimator has them
+MODEL_ATTRIBUTES = ("n_models_", "model_size_", "n_xv_", "alphas_", "estimator_labels_")
+
+
+def _model_description(est):
+    out = {}
+    for attr in MODEL_ATTRIBUTES:
+        try:
+            value = getattr(est, attr)
+        except AttributeError:
+            continue
+        out[attr.rstrip("_")] = value.tolist() if isinstance(value, np.ndarray) else value
+    return out
+
+
 def _fit_and_score(data, method, split, metric_names, curves):
-    """Fit one method on one split and score it on the test part (runs in a worker)."""
+    """Fit one method on one split and score it on the test part (runs in a worker).
+
+    The record holds the metrics, fit and prediction seconds, the fitted model's size
+    attributes (:data:`MODEL_ATTRIBUTES`), the per-label AP for multi-label targets, and with
+    ``curves`` the score-type metrics after every stage of an ensemble plus the cumulative
+    prediction time of its first t base models.
+    """
     est, train, test, fit_s = fit_method(data, method, split)
     t1 = time.perf_counter()
-    score = est.decision_function(test.inputs) if hasattr(est, "decision_function") else None
-    pred = est.predict(test.inputs)
-    t2 = time.perf_counter()
+    if hasattr(est, "decision_function"):
+        score = est.decision_function(test.inputs)
+        t2 = time.perf_counter()
+        pred = est._labels_from_scores(score) if hasattr(est, "_labels_from_scores") \
+            else est.predict(test.inputs)
+    else:
+        score, pred = None, est.predict(test.inputs)
+        t2 = time.perf_counter()
     record = {
         "metrics": _score(metric_names, test.target, score, pred),
         "timings": {"fit_s": fit_s, "predict_s": t2 - t1},
         "n_train": len(train), "n_test": len(test),
         "random_state": est.get_params().get("random_state"),
+        "model": _model_description(est),
     }
-    for attr in ("n_estimators", "model_size_"):
-        try:
-            value = getattr(est, attr)
-        except AttributeError:
-            continue
-        record.setdefault("model", {})[attr] = value
+    target = np.asarray(test.target)
+    if score is not None and target.ndim == 2 and "mean_ap" in metric_names:
+        record["label_ap"] = [None if np.isnan(v) else float(v)
+                              for v in average_precision_score(target, score)]
     if curves and hasattr(est, "staged_decision_function"):
-        stages = [_score([m for m in metric_names if METRICS.entry(m).meta["needs"] == "score"],
-                         test.target, F, None) for F in est.staged_decision_function(test.inputs)]
-        record["curves"] = {m: [s[m] for s in stages] for m in (stages[0] if stages else {})}
+        score_metrics = [m for m in metric_names if METRICS.entry(m).meta["needs"] == "score"]
+        stages = [_score(score_metrics, test.target, F, None)
+                  for F in est.staged_decision_function(test.inputs)]
+        record["curves"] = {m: [s[m] for s in stages] for m in score_metrics}
+        if hasattr(est, "base_predictions"):
+            _, seconds = est.base_predictions(test.inputs, return_times=True)
+            record["stage_predict_s"] = np.cumsum(seconds).tolist()
     return record
 
 

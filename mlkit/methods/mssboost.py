@@ -11,6 +11,7 @@ References
    classification. KDD 2007, pp. 834-843.
 """
 
+import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -189,10 +190,17 @@ class _SubspaceEnsemble(MultiLabelClassifier):
         )
 
     # -- prediction ----------------------------------------------------------------------
-    def base_predictions(self, X):
-        """h_t(x) of every selected base model: an array of shape (n_samples, T)."""
+    def base_predictions(self, X, *, return_times=False):
+        """h_t(x) of every selected base model: an array of shape (n_samples, T); with
+        ``return_times`` also the seconds each model took (prediction-cost curves)."""
         X = self._check_X(X)
-        return np.column_stack([h.predict(X) for h in self.estimators_])
+        columns, seconds = [], []
+        for h in self.estimators_:
+            start = time.perf_counter()
+            columns.append(h.predict(X))
+            seconds.append(time.perf_counter() - start)
+        H = np.column_stack(columns)
+        return (H, np.array(seconds)) if return_times else H
 
     def decision_function(self, X):
         """F_l(x) = sum_t alpha_l^t h_t(x): shape (n_samples, n_labels), or (n_samples,) when
@@ -223,6 +231,12 @@ class _SubspaceEnsemble(MultiLabelClassifier):
         """The feature subset of each selected base model."""
         check_is_fitted(self)
         return [h.features for h in self.estimators_]
+
+    @property
+    def n_models_(self):
+        """Number of base models evaluated at prediction time (T)."""
+        check_is_fitted(self)
+        return len(self.estimators_)
 
     @property
     def model_size_(self):

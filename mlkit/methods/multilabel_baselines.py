@@ -99,6 +99,11 @@ class BaggingSVM(MultiLabelClassifier):
         return self._shape_scores(F)
 
     @property
+    def n_models_(self):
+        """Number of SVMs evaluated at prediction time."""
+        return sum(len(models) for models in self.estimators_)
+
+    @property
     def model_size_(self):
         return int(sum(svc.support_vectors_.shape[0] * svc.support_vectors_.shape[1]
                        for models in self.estimators_ for svc in models))
