@@ -33,7 +33,8 @@ class DatasetSpec(_Strict):
 
     ``label`` names its rows (default: the name or file name), ``role`` the paper collection
     it stands in for, and ``method_params`` per-dataset parameters of the methods, keyed by
-    method label (or ``"*"`` for all), e.g. the rd/rf chosen for that collection.
+    method label, or ``"*"`` for every method that takes the parameter (e.g. the rd/rf chosen
+    for that collection).
     """
 
     name: Optional[str] = None
@@ -52,9 +53,11 @@ class DatasetSpec(_Strict):
         return self.display
 
     def params_for(self, method):
-        """The method's parameters on this dataset: its own, then "*", then its label's."""
-        return {**method.params, **self.method_params.get("*", {}),
-                **self.method_params.get(method.display, {})}
+        """The method's parameters on this dataset: its own, then those of "*" it takes,
+        then those given for its label."""
+        valid = METHODS.get(method.name)._get_param_names()
+        common = {k: v for k, v in self.method_params.get("*", {}).items() if k in valid}
+        return {**method.params, **common, **self.method_params.get(method.display, {})}
 
 
 class MethodSpec(_Strict):
@@ -407,6 +410,12 @@ def _check_names(spec, path, node, origins):
             loader = lookup(FORMATS, ds.format, *dloc, "format")
         _check_params(loader, ds.params, f"dataset {ds.display!r}",
                       lambda k, dloc=dloc: at(*dloc, "params", k, key_line=True))
+        taken = {p for m in spec.methods for p in lookup(METHODS, m.name, "methods")
+                 ._get_param_names()}
+        for k in ds.method_params.get("*", {}):
+            if k not in taken:
+                raise ConfigError(f"{at(*dloc, 'method_params', '*', k, key_line=True)}: no "
+                                  f"method takes the parameter {k!r}{did_you_mean(k, taken)}")
         for ref in ds.method_params:
             if ref != "*" and ref not in labels:
                 raise ConfigError(f"{at(*dloc, 'method_params', ref, key_line=True)}: "

@@ -110,9 +110,13 @@ def load_plugins():
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    for module in _BUILTIN_MODULES:
-        importlib.import_module(module)
+    _loaded = True          # set first: the modules imported below look names up too
+    try:
+        for module in _BUILTIN_MODULES:
+            importlib.import_module(module)
+    except BaseException:
+        _loaded = False     # a failed import is retried on the next look-up
+        raise
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             ep.load()

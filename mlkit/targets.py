@@ -39,19 +39,27 @@ class Target:
     render: Callable
     summary: str = ""
     fast: bool = False          # quick form cheap enough for CI's regression run
+    runs_of: str = ""           # another artifact whose config and runs this one renders
 
     @property
     def name(self):
         return f"{self.paper}/{self.artifact}"
 
     @property
+    def config_artifact(self):
+        return self.runs_of or self.artifact
+
+    @property
     def config_path(self):
-        return configs_dir() / self.paper / f"{self.artifact}.yaml"
+        return configs_dir() / self.paper / f"{self.config_artifact}.yaml"
 
 
-def register_target(paper, artifact, render, summary="", *, fast=False):
-    """Register ``paper/artifact``; its config must be ``configs/<paper>/<artifact>.yaml``."""
-    t = Target(paper, artifact, render, summary, fast)
+def register_target(paper, artifact, render, summary="", *, fast=False, runs_of=""):
+    """Register ``paper/artifact``; its config is ``configs/<paper>/<artifact>.yaml``, or
+    that of ``runs_of`` when the target renders another artifact's runs (e.g. a figure drawn
+    from the runs of a table): then both share one ``runs/`` folder and nothing is computed
+    twice."""
+    t = Target(paper, artifact, render, summary, fast, runs_of)
     TARGETS.register(t.name, t, summary=summary)
     return t
 
@@ -77,10 +85,13 @@ def results_root():
     return Path(os.environ.get("MLKIT_RESULTS") or "results")
 
 
-def results_dir(target, *, quick=False, out=None):
+def results_dir(target, *, quick=False, out=None, runs=False):
+    """Where a target's outputs go (``runs=True``: where its run records live, which is the
+    folder of the artifact it renders the runs of)."""
+    artifact = target.config_artifact if runs else target.artifact
     if out is not None:
-        return Path(out)
-    return results_root() / target.paper / (target.artifact + ("-quick" if quick else ""))
+        return Path(out) / ("runs-of-" + artifact if runs and target.runs_of else "")
+    return results_root() / target.paper / (artifact + ("-quick" if quick else ""))
 
 
 def saved_results(target):
@@ -89,7 +100,7 @@ def saved_results(target):
     for quick in (False, True):
         out = results_dir(target, quick=quick)
         if (out / "summary.json").is_file():
-            return load_records(out), out, quick
+            return load_records(results_dir(target, quick=quick, runs=True)), out, quick
     return None, None, None
 
 
@@ -97,11 +108,12 @@ def reproduce(target, *, quick=False, jobs=1, force=False, out=None, backend=Non
               scheduler=None, progress=False, overrides=(), command=None):
     """Run and render one target; return (Rendered, out_dir, RunResult)."""
     spec = load_spec(target.config_path, quick=quick, overrides=overrides)
-    if spec.target != target.name:
-        raise MlkitError(f"{target.config_path}: names {spec.target}, expected {target.name}")
+    expected = f"{target.paper}/{target.config_artifact}"
+    if spec.target != expected:
+        raise MlkitError(f"{target.config_path}: names {spec.target}, expected {expected}")
     out_dir = results_dir(target, quick=quick, out=out)
-    result = run(spec, out_dir, jobs=jobs, force=force, backend=backend, scheduler=scheduler,
-                 progress=progress)
+    result = run(spec, results_dir(target, quick=quick, out=out, runs=True), jobs=jobs,
+                 force=force, backend=backend, scheduler=scheduler, progress=progress)
     rendered = target.render(result, out_dir)
     write_json(out_dir / "summary.json", {"target": target.name, "quick": quick,
                                           "provenance": result.provenance,

@@ -47,5 +47,6 @@ def claims_of(paper):
 
 
 def check(paper):
-    """[(Claim, ClaimResult)] for every claim of ``paper``, in registration order."""
-    return [(c, c.check()) for c in claims_of(paper)]
+    """[(Claim, ClaimResult)] for every claim of ``paper``, by claim number."""
+    claims = sorted(claims_of(paper), key=lambda c: (len(c.number), c.number))
+    return [(c, c.check()) for c in claims]

@@ -285,3 +285,15 @@ def test_mssboost_beats_nsboost_and_rsbag_with_few_models(synthetic):
                                   for s in range(5)])
            for cls in (RSBag, NSBoost, MSSBoost)}
     assert err["MSSBoost"] < err["NSBoost"] and err["MSSBoost"] < err["RSBag"]
+
+
+def test_blas_svm_scores_equal_libsvm():
+    """The base models' RBF-SVM scores from one BLAS product equal SVC.decision_function."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 8))
+    y = X[:, 0] + X[:, 1] ** 2 > 1
+    learner = make_base_learner("svm", gamma=0.3, C=2.0, random_state=None)
+    for Xin in (X, sp.csr_matrix(X)):
+        h = fit_subspace_model(Xin, y, 0, rd=0.5, rf=0.5, learner=learner, bound="clip", seed=1)
+        ref = h.estimator.decision_function(Xin[:, h.features])
+        np.testing.assert_allclose(h.raw_score(Xin), ref, rtol=1e-9, atol=1e-9)

@@ -41,11 +41,10 @@ def test_verify_reports_claim_3_with_numbers(results):
     assert missing.exit_code == 1 and "NOT RUN" in missing.stdout
     _invoke("reproduce", "mssboost/fig4", "--quick")
     res = _invoke("verify", "mssboost")
-    assert "claim 3" in res.stdout
     assert "models to best error: MSSBoost" in res.stdout
-    line = res.stdout.splitlines()[0]
+    line = next(x for x in res.stdout.splitlines() if "claim 3:" in x)
     assert line.startswith(("PASS", "FAIL"))
-    assert res.exit_code == (0 if line.startswith("PASS") else 1)
+    assert res.exit_code == 1        # the claims of Table 2 have not been run here
 
 
 def test_plot_curves_from_saved_results_without_retraining(results):

@@ -3,6 +3,7 @@
 from ._containers import MultiInstanceDataset, MultiLabelDataset, MultiViewDataset
 from .catalog import describe, fetch_dataset, register_dataset, verify_dataset
 from .synthetic import make_mssboost_synthetic
+from . import mi_catalog, mi_formats, mulan, mulan_catalog, trecvid  # noqa: F401,E402  (registers)
 
 __all__ = ["MultiLabelDataset", "MultiInstanceDataset", "MultiViewDataset", "load_dataset",
            "make_mssboost_synthetic", "describe", "fetch_dataset", "register_dataset",

@@ -1,6 +1,8 @@
 """Result tables written as Markdown, CSV and LaTeX, each with its caption."""
 
 import math
+
+import numpy as np
 from pathlib import Path
 
 from .._io import write_text
@@ -14,7 +16,8 @@ def format_number(value, digits=3):
         return "-"
     if isinstance(value, str):
         return value
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) >= 10):
+    if isinstance(value, (int, np.integer)) or (isinstance(value, float) and value.is_integer()
+                                                and abs(value) >= 1):
         return f"{int(value):d}"
     return f"{value:.{digits}f}"
 

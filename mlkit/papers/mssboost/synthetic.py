@@ -1,4 +1,4 @@
-"""MSSBoost (Yan, Tesic & Smith, KDD 2007): targets fig1, fig3, fig4 and claim 3.
+"""MSSBoost on its synthetic set: targets fig1, fig3, fig4 and claim 3.
 
 Each render function turns the records of :func:`mlkit.experiment.run` into the paper's
 artifact, the paper's numbers beside ours, and returns its headline figures.
@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Ellipse
 
-from ..datasets.synthetic import MSSBOOST_SYNTHETIC_REGIONS
-from ..experiment import fit_method, make_splits
-from ..metrics import hamming_error, mean_confidence_interval
-from ..report import format_mean_ci, new_figure, save_figure, write_table
-from ..report.summaries import mean_curves, plot_curves
-from ..targets import Rendered, register_target, resolve_target, saved_results
-from ..verify import ClaimResult, register_claim
+from ...datasets.synthetic import MSSBOOST_SYNTHETIC_REGIONS
+from ...experiment import fit_method, make_splits
+from ...metrics import hamming_error, mean_confidence_interval
+from ...report import format_mean_ci, new_figure, save_figure, write_table
+from ...report.summaries import mean_curves, plot_curves
+from ...targets import Rendered, register_target, resolve_target, saved_results
+from ...verify import ClaimResult, register_claim
 
 PAPER = "mssboost"
 LABEL_COLOURS = ("tab:red", "tab:blue", "tab:green")
@@ -192,7 +192,7 @@ def claim_3():
     if records is None:
         return ClaimResult(None, "no saved results: run `mlkit reproduce mssboost/fig4` "
                                  "(or with --quick) first")
-    from ..targets import read_summary
+    from ...targets import read_summary
 
     figs = read_summary(out_dir)["figures"]
     reach = {m: figs[f"models_to_best.{m}"] for m in ("MSSBoost", "NSBoost", "RSBag")}
