@@ -61,11 +61,19 @@ class DatasetSpec(_Strict):
 
 
 class MethodSpec(_Strict):
-    """A registered method, its constructor parameters, and the label its rows carry."""
+    """A registered method, its constructor parameters, and the label its rows carry.
+
+    ``grid`` ({param: [values]}) makes every run choose those parameters by ``grid_folds``-fold
+    CV on its own training part (scikit-learn's ``GridSearchCV``, refit on all of it), scored
+    by ``grid_metric`` (a registered metric).
+    """
 
     name: str
     label: Optional[str] = None
     params: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    grid_folds: int = Field(3, ge=2)
+    grid_metric: str = "accuracy"
 
     @property
     def display(self):
@@ -425,6 +433,10 @@ def _check_names(spec, path, node, origins):
         cls = lookup(METHODS, m.name, "methods", i, "name")
         _check_params(cls, m.params, f"method {m.name!r}",
                       lambda k, i=i: at("methods", i, "params", k, key_line=True))
+        _check_params(cls, m.grid, f"method {m.name!r}",
+                      lambda k, i=i: at("methods", i, "grid", k, key_line=True))
+        if m.grid:
+            lookup(METRICS, m.grid_metric, "methods", i, "grid_metric")
         for d, ds in enumerate(spec.datasets):
             params = ds.params_for(m)
             extra = {k: v for k, v in params.items() if k not in m.params or m.params[k] != v}

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
-from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
+from sklearn.model_selection import (GridSearchCV, KFold, ShuffleSplit, StratifiedKFold,
+                                     StratifiedShuffleSplit)
 
 from . import __version__
 from ._errors import MlkitError
@@ -144,11 +145,27 @@ def _score(metric_names, y_true, score, pred):
 
 def build_estimator(method, split):
     """The method's estimator with the config's parameters and, unless the config fixes it,
-    the run's own ``random_state`` (see :func:`method_seed`)."""
+    the run's own ``random_state`` (see :func:`method_seed`); wrapped in a ``GridSearchCV``
+    over ``method.grid`` (folds shuffled with the run's seed) when the config gives a grid."""
     est = METHODS.get(method.name)(**method.params)
+    seed = method_seed(split.seed, method.display) % (2**31)
     if "random_state" in est.get_params() and "random_state" not in method.params:
-        est.set_params(random_state=method_seed(split.seed, method.display) % (2**31))
+        est.set_params(random_state=seed)
+    if method.grid:
+        from sklearn.metrics import make_scorer
+
+        entry = METRICS.entry(method.grid_metric)
+        scorer = make_scorer(entry.obj, greater_is_better=entry.meta["greater_is_better"],
+                             response_method="decision_function"
+                             if entry.meta["needs"] == "score" else "predict")
+        cv = KFold(method.grid_folds, shuffle=True, random_state=seed)
+        est = GridSearchCV(est, method.grid, cv=cv, scoring=scorer, error_score="raise")
     return est
+
+
+def fitted_model(est):
+    """The fitted estimator itself, or the refitted best one of a grid search."""
+    return est.best_estimator_ if isinstance(est, GridSearchCV) else est
 
 
 def fit_method(data, method, split):
@@ -156,7 +173,10 @@ def fit_method(data, method, split):
     est = build_estimator(method, split)
     train, test = data.subset(split.train), data.subset(split.test)
     t0 = time.perf_counter()
-    est.fit(train.inputs, train.target)
+    try:
+        est.fit(train.inputs, train.target)
+    except ValueError as exc:   # the data does not suit the method: a user-facing error
+        raise MlkitError(f"{method.display} on {data.name}, split {split.name}: {exc}") from None
     return est, train, test, time.perf_counter() - t0
 
 
@@ -188,7 +208,8 @@ def _fit_and_score(data, method, split, metric_names, curves):
     if hasattr(est, "decision_function"):
         score = est.decision_function(test.inputs)
         t2 = time.perf_counter()
-        pred = est._labels_from_scores(score) if hasattr(est, "_labels_from_scores") \
+        model = fitted_model(est)
+        pred = model._labels_from_scores(score) if hasattr(model, "_labels_from_scores") \
             else est.predict(test.inputs)
     else:
         score, pred = None, est.predict(test.inputs)
@@ -197,13 +218,16 @@ def _fit_and_score(data, method, split, metric_names, curves):
         "metrics": _score(metric_names, test.target, score, pred),
         "timings": {"fit_s": fit_s, "predict_s": t2 - t1},
         "n_train": len(train), "n_test": len(test),
-        "random_state": est.get_params().get("random_state"),
-        "model": _model_description(est),
+        "random_state": fitted_model(est).get_params().get("random_state"),
+        "model": _model_description(fitted_model(est)),
     }
+    if isinstance(est, GridSearchCV):
+        record["chosen"] = {k: v for k, v in est.best_params_.items()}
     target = np.asarray(test.target)
     if score is not None and target.ndim == 2 and "mean_ap" in metric_names:
         record["label_ap"] = [None if np.isnan(v) else float(v)
                               for v in average_precision_score(target, score)]
+    est = fitted_model(est)
     if curves and hasattr(est, "staged_decision_function"):
         score_metrics = [m for m in metric_names if METRICS.entry(m).meta["needs"] == "score"]
         stages = [_score(score_metrics, test.target, F, None)
