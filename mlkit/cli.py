@@ -129,8 +129,12 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
     out = out or results_root() / spec.paper / (spec.artifact + ("-quick" if quick else ""))
     result = run(spec, out, jobs=jobs, force=force, backend=backend, scheduler=scheduler,
                  progress=_progress(ctx))
-    caption = f"{spec.title or spec.target}. Data: {result.provenance}."
-    table = metric_table(result.records, spec.metrics, spec.reported.get("table"))
+    spread = ("± sample sd" if spec.report.get("spread") == "std" else "± 95% t-interval")
+    caption = (f"{spec.title or spec.target} (ours: mean {spread} over runs). "
+               f"Data: {result.provenance}.")
+    table = metric_table(result.records, spec.metrics, spec.reported.get("table"),
+                         spread=spec.report.get("spread", "ci"),
+                         scale=spec.report.get("scale", 1.0))
     _say(ctx, write_table(table, out, caption))
     if spec.curves:
         for metric in spec.metrics:

@@ -28,13 +28,26 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
 
 
+class ProtocolSpec(_Strict):
+    """How runs are drawn: ``holdout`` (random train/test split redrawn every repeat), ``cv``
+    (k folds per repeat) or ``predefined`` (the dataset's own train/test split)."""
+
+    split: Literal["holdout", "cv", "predefined"] = "holdout"
+    test_size: float = Field(0.25, gt=0, lt=1)
+    n_folds: int = Field(10, ge=2)
+    repeats: int = Field(1, ge=1)
+    stratify: bool = False
+    seed: int = Field(0, ge=0)
+
+
 class DatasetSpec(_Strict):
     """``name`` of a registered dataset, or ``path`` + ``format`` of a user's own file.
 
     ``label`` names its rows (default: the name or file name), ``role`` the paper collection
     it stands in for, and ``method_params`` per-dataset parameters of the methods, keyed by
     method label, or ``"*"`` for every method that takes the parameter (e.g. the rd/rf chosen
-    for that collection).
+    for that collection); ``protocol`` replaces the config's protocol for this dataset (e.g.
+    10-fold CV for MUSK, 50/50 splits for the others).
     """
 
     name: Optional[str] = None
@@ -44,6 +57,7 @@ class DatasetSpec(_Strict):
     role: Optional[str] = None
     params: dict[str, Any] = Field(default_factory=dict)
     method_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    protocol: Optional[ProtocolSpec] = None     # replaces the config's protocol for this set
 
     @property
     def display(self):
@@ -78,18 +92,6 @@ class MethodSpec(_Strict):
     @property
     def display(self):
         return self.label or self.name
-
-
-class ProtocolSpec(_Strict):
-    """How runs are drawn: ``holdout`` (random train/test split redrawn every repeat), ``cv``
-    (k folds per repeat) or ``predefined`` (the dataset's own train/test split)."""
-
-    split: Literal["holdout", "cv", "predefined"] = "holdout"
-    test_size: float = Field(0.25, gt=0, lt=1)
-    n_folds: int = Field(10, ge=2)
-    repeats: int = Field(1, ge=1)
-    stratify: bool = False
-    seed: int = Field(0, ge=0)
 
 
 class ExperimentSpec(_Strict):

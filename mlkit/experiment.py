@@ -125,9 +125,10 @@ def _slug(text):
 
 def _run_key(spec, dataset, method, split):
     payload = {
-        "dataset": dataset.model_dump(mode="json", exclude={"method_params", "label", "role"}),
+        "dataset": dataset.model_dump(mode="json", exclude={"method_params", "label", "role",
+                                                            "protocol"}),
         "method": method.model_dump(mode="json", exclude={"label"}),
-        "protocol": spec.protocol.model_dump(mode="json"),
+        "protocol": (dataset.protocol or spec.protocol).model_dump(mode="json"),
         "split": [split.repeat, split.fold],
         "metrics": sorted(spec.metrics),
         "curves": spec.curves,
@@ -279,7 +280,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, pro
     for ds in spec.datasets:
         data = result.datasets[ds.display] = load_dataset(
             ds.name, path=ds.path, format=ds.format, params=ds.params)
-        for split in make_splits(data, spec.protocol):
+        for split in make_splits(data, ds.protocol or spec.protocol):
             for spec_method in spec.methods:
                 # the method as run on this dataset, with its per-dataset parameters
                 method = spec_method.model_copy(update={"params": ds.params_for(spec_method)})

@@ -18,9 +18,21 @@ def _records_by_method(records):
     return out
 
 
-def metric_table(records, metrics, reported=None):
+def _paper_value(reported, dataset, method, metric):
+    """``reported[dataset][method][metric]``, else ``reported[method][metric]``, else None."""
+    for scope in (reported.get(dataset), reported):
+        entry = (scope or {}).get(method)
+        if isinstance(entry, dict) and metric in entry:
+            return entry[metric]
+    return None
+
+
+def metric_table(records, metrics, reported=None, *, spread="ci", scale=1.0):
     """One row per (dataset, method): each metric as mean ± 95% CI over runs, with the paper's
-    value beside it when ``reported[method][metric]`` is given, plus runs and fit time."""
+    value beside it when ``reported[dataset][method][metric]`` (or ``reported[method][metric]``)
+    is given, plus the number of runs and the mean fit time. ``spread``: "ci" (95% Student-t
+    half-width) or "std" (sample standard deviation, as the SparseMI tables); ``scale``
+    multiplies the metric (100 for percentages)."""
     reported = reported or {}
     rows = []
     groups = {}
@@ -30,8 +42,13 @@ def metric_table(records, metrics, reported=None):
         row = {"dataset": dataset, "method": method}
         for m in metrics:
             label = METRICS.entry(m).meta.get("label", m)
-            mean, half = mean_confidence_interval([r["metrics"][m] for r in recs])
-            paper = reported.get(method, {}).get(m)
+            values = scale * np.array([r["metrics"][m] for r in recs], dtype=float)
+            if spread == "std":
+                mean, half = float(values.mean()), float(values.std(ddof=1)) \
+                    if len(values) > 1 else float("nan")
+            else:
+                mean, half = mean_confidence_interval(values)
+            paper = _paper_value(reported, dataset, method, m)
             if paper is not None:
                 row[f"{label} (paper)"] = paper
             row[f"{label} (ours)"] = format_mean_ci(mean, half)
