@@ -52,6 +52,12 @@ def metric_table(records, metrics, reported=None, *, spread="ci", scale=1.0):
             if paper is not None:
                 row[f"{label} (paper)"] = paper
             row[f"{label} (ours)"] = format_mean_ci(mean, half)
+        n_xv = [r["model"]["n_xv"] for r in recs if "n_xv" in r.get("model", {})]
+        if n_xv:    # expansion vectors of kernel models (SparseMI's second table row)
+            paper = _paper_value(reported, dataset, method, "n_xv")
+            if paper is not None:
+                row["#XV (paper)"] = paper
+            row["#XV (ours)"] = float(np.mean(n_xv))
         row["runs"] = len(recs)
         row["fit time (s)"] = float(np.mean([r["timings"]["fit_s"] for r in recs]))
         rows.append(row)
