@@ -51,7 +51,7 @@ def metric_table(records, metrics, reported=None, *, spread="ci", scale=1.0):
             paper = _paper_value(reported, dataset, method, m)
             if paper is not None:
                 row[f"{label} (paper)"] = paper
-            row[f"{label} (ours)"] = format_mean_ci(mean, half)
+            row[f"{label} (ours)"] = format_mean_ci(mean, half, digits=2 if scale != 1 else 3)
         n_xv = [r["model"]["n_xv"] for r in recs if "n_xv" in r.get("model", {})]
         if n_xv:    # expansion vectors of kernel models (SparseMI's second table row)
             paper = _paper_value(reported, dataset, method, "n_xv")

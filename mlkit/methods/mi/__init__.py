@@ -1,0 +1,12 @@
+"""Multi-instance kernel classifiers: the baselines of SparseMI (Fu et al., TNNLS 2013).
+
+Every class takes a list of bags (each an (n_i, d) array or sparse matrix) and one label per
+bag: ``fit(bags, y)``, ``decision_function(bags)``, ``predict(bags)``.
+"""
+
+from .mikernel import MIKernel
+from .miles import MILES
+from .misvm import MISVM, miSVM
+from .reduced import RS, RSVM
+
+__all__ = ["miSVM", "MISVM", "MIKernel", "MILES", "RS", "RSVM"]

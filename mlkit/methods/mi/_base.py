@@ -1,0 +1,202 @@
+"""Shared machinery of the multi-instance (MI) kernel classifiers.
+
+Every MI classifier here is a kernel expansion over ``n_xv_`` expansion vectors (XVs) ``z_j``
+with weights ``dual_coef_`` (one row per binary problem) and a bias ``intercept_``; the
+methods differ only in how they learn them and in how instance kernels become a bag score:
+
+* label-mean (MI-Kernel, RS, RSVM): ``F(X) = 1/n sum_p f(x_p)``, Eq. (3) of [1]_;
+* label-max (mi-SVM, MI-SVM): ``F(X) = max_p f(x_p)``, Eq. (6) of [1]_;
+* MILES: a linear function of the bag embedding ``max_p k(x_p, z_j)``.
+
+with ``f(x) = sum_j dual_coef_[j] k(x, z_j) + intercept_`` and the Gaussian kernel
+``k(x, z) = exp(-gamma ||x - z||^2)``. Instances are standardised with statistics of the
+training instances (Sec. V-B of [1]_: "normalized to zero mean and unit standard
+deviation"); sparse instances are scaled without centring so they stay sparse. The Gaussian
+kernel is translation invariant, so centring never changes a kernel value. Several classes
+are handled one-vs-rest, and ``predict`` returns the class with the largest score.
+
+References
+----------
+.. [1] Z. Fu, G. Lu, K. M. Ting, D. Zhang. Learning sparse kernel classifiers for
+   multi-instance classification. IEEE TNNLS 24(9):1377-1389, 2013.
+"""
+
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ...kernels import bag_reduce, rbf_kernel
+from .._validation import check_bag_labels, check_bags
+
+__all__ = ["MIClassifierBase", "InstanceExpansionMixin", "bag_argmax", "bag_index"]
+
+
+def bag_index(offsets):
+    """The bag of every instance, shape (n_instances,)."""
+    return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+
+
+def bag_argmax(values, offsets):
+    """Index (into ``values``) of the largest value of every bag; the first one on ties."""
+    top = np.repeat(np.maximum.reduceat(values, offsets[:-1]), np.diff(offsets))
+    hits = np.flatnonzero(values == top)
+    _, first = np.unique(bag_index(offsets)[hits], return_index=True)
+    return hits[first]
+
+
+def _feature_moments(X):
+    """Per-feature mean and variance of a dense or sparse matrix."""
+    if sp.issparse(X):
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean ** 2
+        return mean, np.maximum(var, 0.0)
+    return X.mean(axis=0), X.var(axis=0)
+
+
+class MIClassifierBase(ClassifierMixin, BaseEstimator):
+    """Validation, standardisation, one-vs-rest labels and prediction for MI classifiers.
+
+    Subclasses implement ``_fit(X, offsets, Y)``, which receives the standardised training
+    instances, the bag offsets and the +-1 label matrix (one column per binary problem) and
+    sets ``expansion_vectors_``, ``dual_coef_`` and ``intercept_`` (for instance XVs through
+    :meth:`_set_expansion`), and ``_bag_scores(K, offsets)``, which turns the kernel between
+    test instances and the XVs into bag scores of shape (n_bags, n_problems).
+    """
+
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"})],
+        "standardize": ["boolean"],
+    }
+
+    # -- fitting -------------------------------------------------------------------------
+    def fit(self, bags, y):
+        """Learn the classifier from labelled bags.
+
+        Parameters
+        ----------
+        bags : list of array-like or sparse matrices of shape (n_instances_i, n_features)
+            The training bags; dense and sparse bags may be mixed.
+        y : array-like of shape (n_bags,)
+            Bag labels: two classes, or several (handled one-vs-rest).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, offsets = check_bags(bags, self)
+        self.classes_, Y = check_bag_labels(y, len(offsets) - 1, self)
+        self.n_features_in_ = X.shape[1]
+        X = self._fit_standardizer(X)
+        self.gamma_ = self._resolve_gamma(X)
+        self._fit(X, offsets, Y)
+        self.n_xv_ = int(self.expansion_vectors_.shape[0])
+        return self
+
+    def _fit_standardizer(self, X):
+        """Learn ``mean_`` and ``scale_`` on the training instances; return them standardised."""
+        mean, var = _feature_moments(X)
+        scale = np.sqrt(var)
+        scale[scale == 0] = 1.0
+        if not self.standardize:
+            mean, scale = np.zeros_like(mean), np.ones_like(scale)
+        self.mean_ = np.zeros_like(mean) if sp.issparse(X) else mean
+        self.scale_ = scale
+        return self._standardize(X)[0]
+
+    def _standardize(self, X):
+        """(X - mean_) / scale_, and the shift the XVs need when a sparse X cannot be centred.
+
+        A sparse X is only scaled; its kernel with the (centred) XVs is then taken against
+        ``z + mean_ / scale_``, which gives the same distances.
+        """
+        if not sp.issparse(X):
+            return (X - self.mean_) / self.scale_, None
+        X = sp.csr_matrix(X @ sp.diags(1.0 / self.scale_))
+        return X, (self.mean_ / self.scale_ if np.any(self.mean_) else None)
+
+    def _resolve_gamma(self, X):
+        """``gamma="scale"``: 1 / sum of the per-feature variances of the standardised training
+        instances (1/d for d non-constant standardised features), so a typical pair of
+        instances has k = exp(-2); a translation-invariant form of scikit-learn's "scale"."""
+        if self.gamma != "scale":
+            return float(self.gamma)
+        total = float(_feature_moments(X)[1].sum())
+        return 1.0 / total if total > 0 else 1.0
+
+    def _set_expansion(self, X, coef, intercept):
+        """Keep the instances with a non-zero weight in some binary problem as the XVs.
+
+        Parameters
+        ----------
+        X : {ndarray, CSR matrix} of shape (N, d)
+            Candidate expansion vectors (standardised).
+        coef : ndarray of shape (N, n_problems)
+        intercept : ndarray of shape (n_problems,)
+        """
+        rows = np.flatnonzero(np.any(coef != 0, axis=1))
+        self.expansion_vectors_ = X[rows]
+        self.dual_coef_ = np.ascontiguousarray(coef[rows].T)
+        self.intercept_ = np.asarray(intercept, dtype=float)
+        self.support_ = rows
+
+    # -- prediction ----------------------------------------------------------------------
+    def _xv_kernel(self, bags):
+        """Kernel between the instances of ``bags`` and the XVs, and the bag offsets."""
+        check_is_fitted(self)
+        X, offsets = check_bags(bags, self, reset_dim=self.n_features_in_)
+        X, shift = self._standardize(X)
+        Z = self.expansion_vectors_ if shift is None else self.expansion_vectors_ + shift
+        return rbf_kernel(X, Z, self.gamma_), offsets
+
+    def decision_function(self, bags):
+        """Bag scores F(X).
+
+        Parameters
+        ----------
+        bags : list of array-like or sparse matrices of shape (n_instances_i, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_bags,) for two classes (positive means ``classes_[1]``), else
+        (n_bags, n_classes) with one one-vs-rest score per class.
+        """
+        K, offsets = self._xv_kernel(bags)
+        F = self._bag_scores(K, offsets)
+        return F[:, 0] if F.shape[1] == 1 else F
+
+    def predict(self, bags):
+        """The class of every bag: sign of the score, or the class with the largest score."""
+        F = self.decision_function(bags)
+        return self.classes_[(F > 0).astype(int) if F.ndim == 1 else F.argmax(axis=1)]
+
+
+class InstanceExpansionMixin:
+    """Bag scores from the instance classifier ``f(x) = sum_j beta_j k(x, z_j) + rho``.
+
+    ``_bag_rule`` is ``"mean"`` (label-mean, Eq. (3) of [1]_) or ``"max"`` (label-max,
+    Eq. (6) of [1]_).
+    """
+
+    _bag_rule = "mean"
+
+    def _bag_scores(self, K, offsets):
+        if self._bag_rule == "mean":            # mean of f over the bag = f of the mean kernel
+            return bag_reduce(K, offsets, "mean") @ self.dual_coef_.T + self.intercept_
+        return bag_reduce(K @ self.dual_coef_.T + self.intercept_, offsets, "max")
+
+    def instance_decision_function(self, bags):
+        """Instance scores f(x) of every instance of ``bags``, in bag order.
+
+        Returns
+        -------
+        ndarray of shape (n_instances,), or (n_instances, n_classes) with several classes.
+        """
+        K, _ = self._xv_kernel(bags)
+        f = K @ self.dual_coef_.T + self.intercept_
+        return f[:, 0] if f.shape[1] == 1 else f

@@ -1,0 +1,294 @@
+"""The two naive sparse MI classifiers SparseMI is compared with (Table I-II of [1]_): RS, a
+reduced-set approximation of the dense MI-Kernel solution [2]_, and RSVM, a label-mean SVM
+over random training instances [3]_.
+
+References
+----------
+.. [1] Z. Fu, G. Lu, K. M. Ting, D. Zhang. Learning sparse kernel classifiers for
+   multi-instance classification. IEEE TNNLS 24(9):1377-1389, 2013.
+.. [2] B. Schölkopf, A. J. Smola. Learning with Kernels, Ch. 18 (pre-images and reduced set
+   methods). MIT Press, 2002.
+.. [3] Y.-J. Lee, O. L. Mangasarian. RSVM: reduced support vector machines. SIAM SDM 2001.
+"""
+
+import logging
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from threadpoolctl import threadpool_limits
+
+from ...kernels import bag_reduce, dense_dot, rbf_kernel, squared_norms
+from ._base import InstanceExpansionMixin, MIClassifierBase
+from ._label_mean import KZ_RIDGE, fit_label_mean_svm
+from .mikernel import fit_set_kernel_svm
+
+__all__ = ["RS", "RSVM", "reduced_set"]
+
+logger = logging.getLogger(__name__)
+
+#: Relative squared RKHS error below which the reduced set reproduces the expansion (then no
+#: further vector can reduce it and the fixed point would divide by ~0).
+_EXACT = 1e-12
+
+
+def _preimage(z, U, alpha, Z, beta, gamma, max_iter, tol, U_norms):
+    """Fixed-point search for the point whose kernel function best matches the residual.
+
+    The residual ``r_c(z) = sum_i alpha_ic k(u_i, z) - sum_l beta_lc k(z_l, z)`` is maximised
+    in ``sum_c r_c(z)^2``; setting its gradient to zero gives the Gaussian-kernel fixed
+    point (Ch. 18 of [2]_, here summed over the binary problems)
+
+    .. math:: z \\leftarrow \\frac{\\sum_i \\omega_i k(p_i, z)\\, p_i}{\\sum_i \\omega_i k(p_i, z)},
+              \\qquad \\omega_i = \\sum_c r_c(z)\\, c_{ic}
+
+    over the points p = (u, z_l) with coefficients c = (alpha, -beta); the denominator is
+    ``sum_c r_c(z)^2``. Returns the best point visited.
+    """
+    best, best_value = z, -np.inf
+    for _ in range(max_iter):
+        zz = np.array([z @ z])
+        k_u = rbf_kernel(z[None, :], U, gamma, X_norms=zz, Z_norms=U_norms)[0]
+        k_z = rbf_kernel(z[None, :], Z, gamma, X_norms=zz)[0]
+        r = k_u @ alpha - k_z @ beta
+        value = r @ r
+        if value > best_value:
+            best, best_value = z, value
+        if value == 0:
+            break
+        step = (dense_dot(k_u * (alpha @ r), U) - (k_z * (beta @ r)) @ Z) / value
+        moved = np.sqrt(gamma) * np.linalg.norm(step - z)
+        z = step
+        if moved < tol:
+            break
+    return best
+
+
+def reduced_set(U, alpha, n_vectors, gamma, *, max_iter=100, tol=1e-4):
+    """Approximate ``Psi_c = sum_i alpha_ic phi(u_i)`` by ``sum_l beta_lc phi(z_l)``.
+
+    Greedy reduced-set construction (Ch. 18 of [2]_) with the XVs shared by all columns:
+    each new z starts at the u with the largest squared residual, moves by the fixed point
+    of :func:`_preimage`, and after each addition all beta are refitted by projecting Psi
+    onto span{phi(z_l)}: ``beta = (K_Z + ridge I)^{-1} K_{Z,U} alpha``.
+
+    Parameters
+    ----------
+    U : {ndarray, sparse matrix} of shape (n_u, d)
+        Expansion points of the dense solution.
+    alpha : ndarray of shape (n_u, n_problems)
+    n_vectors : int
+    gamma : float
+    max_iter : int, default=100
+        Fixed-point iterations per vector.
+    tol : float, default=1e-4
+        Stop a fixed-point search when z moves less than tol kernel widths
+        (``sqrt(gamma) ||dz|| < tol``).
+
+    Returns
+    -------
+    Z : ndarray of shape (n_z, d)
+        n_z = n_vectors, or fewer when Psi is reproduced exactly first.
+    beta : ndarray of shape (n_z, n_problems)
+    errors : ndarray of shape (n_z,)
+        ``sum_c ||Psi_c - sum_l beta_lc phi(z_l)||^2`` after each added vector.
+    """
+    U_norms = squared_norms(U)
+    K_uu = rbf_kernel(U, gamma=gamma)
+    psi_at_u = K_uu @ alpha
+    norm2 = float(np.sum(alpha * psi_at_u))
+    Z = np.empty((0, U.shape[1]))
+    beta = np.empty((0, alpha.shape[1]))
+    K_zu = np.empty((0, U.shape[0]))
+    errors = []
+    # many small products: threaded BLAS only adds wake-up latency
+    with threadpool_limits(limits=1, user_api="blas"):
+        for _ in range(n_vectors):
+            if errors and errors[-1] <= _EXACT * norm2:
+                logger.info("reduced set: the expansion is reproduced after %d vectors", len(Z))
+                break
+            residual = psi_at_u - K_zu.T @ beta
+            start = int(np.argmax(np.sum(residual ** 2, axis=1)))
+            z = U[start].toarray().ravel() if sp.issparse(U) else U[start].copy()
+            z = _preimage(z, U, alpha, Z, beta, gamma, max_iter, tol, U_norms)
+            Z = np.vstack([Z, z])
+            K_zu = np.vstack([K_zu, rbf_kernel(z[None, :], U, gamma, Z_norms=U_norms)])
+            K_zz = rbf_kernel(Z, gamma=gamma) + KZ_RIDGE * np.eye(len(Z))
+            proj = K_zu @ alpha
+            beta = scipy.linalg.solve(K_zz, proj, assume_a="pos")
+            errors.append(norm2 - 2 * np.sum(beta * proj) + np.sum(beta * (K_zz @ beta)))
+    return Z, beta, np.asarray(errors)
+
+
+class RS(InstanceExpansionMixin, MIClassifierBase):
+    """RS: reduced-set approximation of the MI-Kernel classifier with N_XV free vectors.
+
+    [1]_ describes RS as "fitting the weight vector with a linear combination of reduced
+    number of vectors that minimizes the reconstruction error of the classifier" (Sec. II).
+    The dense classifier is :class:`MIKernel` (the spec's choice), whose weight vector is
+    ``Psi = sum_p a_p phi(x_p)`` over the instances of its support bags; RS replaces it by
+
+    .. math:: \\min_{\\beta, Z} \\Big\\| \\Psi - \\sum_{j=1}^{N_{XV}} \\beta_j \\phi(z_j)
+              \\Big\\|^2
+
+    with free points z_j found greedily by the Gaussian-kernel fixed-point iteration
+    (:func:`reduced_set`), and keeps MI-Kernel's bias and label-mean bag score. With several
+    classes the N_XV vectors are shared by the one-vs-rest problems (they approximate all
+    weight vectors jointly), as SparseMI shares its XVs.
+
+    Parameters
+    ----------
+    n_xv : int, default=10
+        N_XV, the number of expansion vectors.
+    C : float, default=1.0
+        Cost of the MI-Kernel SVM.
+    gamma : float or "scale", default="scale"
+        Gaussian kernel width; "scale" is 1 / (sum of the feature variances of the
+        standardised training instances).
+    max_iter : int, default=100
+        Fixed-point iterations per vector.
+    tol : float, default=1e-4
+        Fixed-point stopping tolerance, in kernel widths.
+    standardize : bool, default=True
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    expansion_vectors_ : ndarray of shape (n_xv_, n_features)
+        The free points z_j (standardised space).
+    dual_coef_ : ndarray of shape (n_problems, n_xv_)
+    intercept_ : ndarray of shape (n_problems,)
+        MI-Kernel's bias.
+    n_xv_ : int
+        N_XV (smaller only if MI-Kernel's solution is reproduced exactly with fewer).
+    dense_n_xv_ : int
+        Number of XVs of the MI-Kernel solution that was approximated.
+    reconstruction_errors_ : ndarray of shape (n_xv_,)
+        Squared RKHS error of the approximation after each added vector (non-increasing).
+    mean_, scale_ : ndarray of shape (n_features,)
+    gamma_ : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlkit.methods.mi import RS
+    >>> rng = np.random.default_rng(0)
+    >>> bags = [rng.normal(size=(4, 2)) + 3 * (i % 2) for i in range(20)]
+    >>> y = np.arange(20) % 2
+    >>> RS(n_xv=2, C=10).fit(bags, y).predict(bags[:4]).tolist()
+    [0, 1, 0, 1]
+    """
+
+    _parameter_constraints = {
+        **MIClassifierBase._parameter_constraints,
+        "n_xv": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, n_xv=10, *, C=1.0, gamma="scale", max_iter=100, tol=1e-4,
+                 standardize=True):
+        self.n_xv = n_xv
+        self.C = C
+        self.gamma = gamma
+        self.max_iter = max_iter
+        self.tol = tol
+        self.standardize = standardize
+
+    def _fit(self, X, offsets, Y):
+        coef, intercept = fit_set_kernel_svm(X, offsets, Y, gamma=self.gamma_, C=self.C)
+        rows = np.flatnonzero(np.any(coef != 0, axis=1))
+        Z, beta, self.reconstruction_errors_ = reduced_set(
+            X[rows], coef[rows], self.n_xv, self.gamma_, max_iter=self.max_iter, tol=self.tol)
+        self.dense_n_xv_ = len(rows)
+        self.expansion_vectors_ = Z
+        self.dual_coef_ = np.ascontiguousarray(beta.T)
+        self.intercept_ = intercept
+
+
+class RSVM(InstanceExpansionMixin, MIClassifierBase):
+    """RSVM: the label-mean squared-hinge SVM over N_XV random training instances.
+
+    The XVs are drawn uniformly without replacement from the training instances [3]_ and
+    never moved: SparseMI without optimisation (t_max = 0, Sec. V-B of [1]_). For fixed Z
+    the weights minimise Eq. (12) of [1]_ with L-BFGS,
+
+    .. math:: \\min_{\\beta, \\rho} \\tfrac12 \\beta^T K_Z \\beta
+              + C \\sum_i \\max\\Big(0, 1 - y_i \\big(\\tfrac{1}{n_i} 1^T K_{X_i,Z} \\beta
+              + \\rho\\big)\\Big)^2
+
+    and a bag is scored by the mean of its instance scores (Eq. (3)). With several classes
+    the one-vs-rest problems share the XVs.
+
+    Parameters
+    ----------
+    n_xv : int, default=10
+        N_XV. If it exceeds the number of training instances, all of them are used (with a
+        warning).
+    C : float, default=1.0
+        Cost of the squared hinge losses.
+    gamma : float or "scale", default="scale"
+        Gaussian kernel width; "scale" is 1 / (sum of the feature variances of the
+        standardised training instances).
+    random_state : int, RandomState or None, default=None
+        Draws the XVs.
+    standardize : bool, default=True
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    expansion_vectors_ : {ndarray, CSR matrix} of shape (n_xv_, n_features)
+        The drawn training instances (standardised).
+    dual_coef_ : ndarray of shape (n_problems, n_xv_)
+        beta.
+    intercept_ : ndarray of shape (n_problems,)
+        rho.
+    support_ : ndarray of shape (n_xv_,)
+        Indices of the XVs among the training instances.
+    objective_ : ndarray of shape (n_problems,)
+        Optimal value g(Z) of each binary problem (Eq. (17)).
+    n_xv_ : int
+    mean_, scale_ : ndarray of shape (n_features,)
+    gamma_ : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlkit.methods.mi import RSVM
+    >>> rng = np.random.default_rng(0)
+    >>> bags = [rng.normal(size=(4, 2)) + 3 * (i % 2) for i in range(20)]
+    >>> y = np.arange(20) % 2
+    >>> RSVM(n_xv=5, C=10, random_state=0).fit(bags, y).predict(bags[:4]).tolist()
+    [0, 1, 0, 1]
+    """
+
+    _parameter_constraints = {
+        **MIClassifierBase._parameter_constraints,
+        "n_xv": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_xv=10, *, C=1.0, gamma="scale", random_state=None, standardize=True):
+        self.n_xv = n_xv
+        self.C = C
+        self.gamma = gamma
+        self.random_state = random_state
+        self.standardize = standardize
+
+    def _fit(self, X, offsets, Y):
+        n = X.shape[0]
+        if self.n_xv > n:
+            warnings.warn(f"RSVM: n_xv={self.n_xv} exceeds the {n} training instances; all "
+                          f"{n} are used as expansion vectors")
+        rng = check_random_state(self.random_state)
+        self.support_ = np.sort(rng.choice(n, size=min(self.n_xv, n), replace=False))
+        Z = X[self.support_]
+        A = bag_reduce(rbf_kernel(X, Z, self.gamma_), offsets, "mean")
+        K_z = rbf_kernel(Z, gamma=self.gamma_) + KZ_RIDGE * np.eye(len(self.support_))
+        beta, self.intercept_, self.objective_ = fit_label_mean_svm(A, Y, K_z, self.C)
+        self.expansion_vectors_ = Z
+        self.dual_coef_ = np.ascontiguousarray(beta.T)
