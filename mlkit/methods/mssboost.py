@@ -19,6 +19,7 @@ from joblib import Parallel, delayed
 from scipy import stats
 from scipy.special import expit
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -175,7 +176,10 @@ class _SubspaceEnsemble(MultiLabelClassifier):
         learner = make_base_learner(self.base_learner, gamma=self.gamma, C=self.C,
                                     random_state=None)
         seeds = rng.randint(np.iinfo(np.int32).max, size=self._n_models_learned(Y.shape[1]))
-        self.estimators_, self.alphas_ = self._build(X, Y, seeds, learner)
+        # the loop's products are small: one BLAS thread avoids OpenBLAS's thread wake-up
+        # latency, which dominates them on a busy machine
+        with threadpool_limits(limits=1, user_api="blas"):
+            self.estimators_, self.alphas_ = self._build(X, Y, seeds, learner)
         return self
 
     def _n_models_learned(self, n_labels):
