@@ -126,7 +126,9 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
     spec = load_spec(config_path, overrides=overrides, quick=quick, seed=seed)
     if not spec.methods:
         raise MlkitError(f"{config_path}: no methods to train")
-    out = out or results_root() / spec.paper / (spec.artifact + ("-quick" if quick else ""))
+    # not the folder of `reproduce`: a train with other settings must not mix into a target
+    out = out or results_root() / spec.paper / (spec.artifact + "-train"
+                                                  + ("-quick" if quick else ""))
     result = run(spec, out, jobs=jobs, force=force, backend=backend, scheduler=scheduler,
                  progress=_progress(ctx))
     spread = ("± sample sd" if spec.report.get("spread") == "std" else "± 95% t-interval")
@@ -143,7 +145,7 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
                             f"curves_{metric}" + (f"_{label}" if len(result.datasets) > 1 else ""),
                             caption=f"{spec.title or spec.target}. Data: "
                                     f"{result.datasets[label].provenance}.")
-    write_json(out / "manifest.json", build_manifest(spec, result, quick=quick))
+    write_json(out / "manifest.json", build_manifest(spec, result, quick=quick, runs_dir=out))
     _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
               f"{result.wall_time:.1f} s")
     click.echo(f"results: {out}")
@@ -201,13 +203,15 @@ def plot():
 def plot_curves_cmd(ctx, source, metric, out):
     """Learning curves from a results folder or a target's saved results."""
     from ._io import read_json
-    from .experiment import load_records
+    from .experiment import load_records, manifest_records
     from .report.summaries import plot_curves
     from .targets import resolve_target, saved_results
 
     path = Path(source)
     if path.is_dir():
-        records, out_dir = load_records(path), path
+        out_dir = path
+        records = manifest_records(path) if (path / "manifest.json").is_file() \
+            else load_records(path)
     else:
         records, out_dir, _ = saved_results(resolve_target(source))
         if records is None:

@@ -10,6 +10,7 @@ naming the file, the line, the key and what to do (the closest valid key, the al
 import copy
 import inspect
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -22,6 +23,11 @@ from .registry import DATASETS, FORMATS, METHODS, METRICS
 
 __all__ = ["ExperimentSpec", "DatasetSpec", "MethodSpec", "ProtocolSpec", "load_spec",
            "configs_dir", "apply_overrides"]
+
+
+def _slug(text):
+    """The file-name form of a label (record folders are named by it), case-folded."""
+    return (re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "_").casefold()
 
 
 class _Strict(BaseModel):
@@ -45,9 +51,10 @@ class DatasetSpec(_Strict):
 
     ``label`` names its rows (default: the name or file name), ``role`` the paper collection
     it stands in for, and ``method_params`` per-dataset parameters of the methods, keyed by
-    method label, or ``"*"`` for every method that takes the parameter (e.g. the rd/rf chosen
-    for that collection); ``protocol`` replaces the config's protocol for this dataset (e.g.
-    10-fold CV for MUSK, 50/50 splits for the others).
+    method label, or ``"*"`` for every method that takes the parameter and does not set it
+    itself (e.g. the rd/rf chosen for that collection); ``protocol`` changes the fields it
+    names of the config's protocol for this dataset (e.g. 10-fold CV for MUSK, 50/50 splits
+    for the others), so ``--seed`` still reaches every dataset.
     """
 
     name: Optional[str] = None
@@ -57,7 +64,14 @@ class DatasetSpec(_Strict):
     role: Optional[str] = None
     params: dict[str, Any] = Field(default_factory=dict)
     method_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    protocol: Optional[ProtocolSpec] = None     # replaces the config's protocol for this set
+    protocol: Optional[dict[str, Any]] = None   # fields of the config's protocol to change
+
+    @field_validator("protocol")
+    @classmethod
+    def _protocol_fields(cls, value):
+        if value:
+            ProtocolSpec.model_validate(value)       # same keys and ranges as `protocol:`
+        return value
 
     @property
     def display(self):
@@ -67,11 +81,15 @@ class DatasetSpec(_Strict):
         return self.display
 
     def params_for(self, method):
-        """The method's parameters on this dataset: its own, then those of "*" it takes,
-        then those given for its label."""
+        """The method's parameters on this dataset: those of "*" it takes fill in what the
+        method does not set itself; then those given for its label override."""
         valid = METHODS.get(method.name)._get_param_names()
         common = {k: v for k, v in self.method_params.get("*", {}).items() if k in valid}
-        return {**method.params, **common, **self.method_params.get(method.display, {})}
+        return {**common, **method.params, **self.method_params.get(method.display, {})}
+
+    def protocol_over(self, protocol):
+        """The protocol of this dataset: the config's, with the fields this dataset names."""
+        return protocol.model_copy(update=self.protocol) if self.protocol else protocol
 
 
 class MethodSpec(_Strict):
@@ -113,8 +131,8 @@ class ExperimentSpec(_Strict):
     @field_validator("methods")
     @classmethod
     def _unique_labels(cls, methods):
-        labels = [m.display for m in methods]
-        dupes = sorted({x for x in labels if labels.count(x) > 1})
+        labels = [_slug(m.display) for m in methods]   # they name record folders
+        dupes = sorted({m.display for m in methods if labels.count(_slug(m.display)) > 1})
         if dupes:
             raise ValueError(f"method labels must be unique; repeated: {dupes} "
                              "(give each a distinct 'label')")
@@ -134,8 +152,9 @@ class ExperimentSpec(_Strict):
     @field_validator("datasets")
     @classmethod
     def _unique_dataset_labels(cls, datasets):
-        labels = [d.display for d in datasets if d.name or d.path]
-        dupes = sorted({x for x in labels if labels.count(x) > 1})
+        labels = [_slug(d.display) for d in datasets if d.name or d.path]
+        dupes = sorted({d.display for d in datasets
+                        if (d.name or d.path) and labels.count(_slug(d.display)) > 1})
         if dupes:
             raise ValueError(f"dataset labels must be unique; repeated: {dupes} "
                              "(give each a distinct 'label')")
@@ -323,9 +342,12 @@ def _method_index(methods, ref):
             return i
         raise ConfigError(f"methods[{i}] does not exist ({len(methods)} methods)")
     refs = [m.get("label") or m.get("name") for m in methods if isinstance(m, dict)]
-    for i, m in enumerate(methods):
-        if isinstance(m, dict) and ref in (m.get("label"), m.get("name")):
-            return i
+    for key in ("label", "name"):       # labels first; a name must be unambiguous
+        hits = [i for i, m in enumerate(methods) if isinstance(m, dict) and m.get(key) == ref]
+        if len(hits) > 1:
+            raise ConfigError(f"{ref!r} names {len(hits)} entries; use a label or an index")
+        if hits:
+            return hits[0]
     raise ConfigError(f"no method {ref!r} in this config{did_you_mean(ref, refs)}; "
                       f"methods: {', '.join(map(str, refs))}")
 

@@ -30,7 +30,8 @@ from .datasets import load_dataset
 from .metrics import average_precision_score
 from .registry import METHODS, METRICS
 
-__all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "method_seed",
+__all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest_records",
+           "method_seed",
            "build_estimator", "fit_method"]
 
 logger = logging.getLogger(__name__)
@@ -120,7 +121,7 @@ def make_splits(data, protocol):
 
 
 def _slug(text):
-    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "method"
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "_"
 
 
 def _run_key(spec, dataset, method, split):
@@ -128,7 +129,7 @@ def _run_key(spec, dataset, method, split):
         "dataset": dataset.model_dump(mode="json", exclude={"method_params", "label", "role",
                                                             "protocol"}),
         "method": method.model_dump(mode="json", exclude={"label"}),
-        "protocol": (dataset.protocol or spec.protocol).model_dump(mode="json"),
+        "protocol": dataset.protocol_over(spec.protocol).model_dump(mode="json"),
         "split": [split.repeat, split.fold],
         "metrics": sorted(spec.metrics),
         "curves": spec.curves,
@@ -245,10 +246,31 @@ def record_path(out_dir, dataset, method, split):
             / f"{split.name}.json")
 
 
-def load_records(out_dir):
-    """Every run record saved under ``out_dir/runs`` (for plots and claims, no retraining)."""
+def load_records(out_dir, keys=None):
+    """The run records saved under ``out_dir/runs`` (for plots and claims, no retraining).
+
+    ``keys``: only the records with these run keys (those of one invocation, as its manifest
+    lists them), so records left by earlier settings never mix in.
+    """
     runs = Path(out_dir) / "runs"
-    return [read_json(p) for p in sorted(runs.glob("*/*/*.json"))] if runs.is_dir() else []
+    if not runs.is_dir():
+        return []
+    records = []
+    for p in sorted(runs.glob("*/*/*.json")):
+        try:
+            rec = read_json(p)
+        except (OSError, ValueError):
+            continue
+        if keys is None or rec.get("key") in keys:
+            records.append(rec)
+    return records
+
+
+def manifest_records(out_dir):
+    """The records of the invocation whose ``manifest.json`` is in ``out_dir``."""
+    manifest = read_json(Path(out_dir) / "manifest.json")
+    keys = {r["key"] for r in manifest["runs"]}
+    return load_records(manifest.get("runs_dir") or out_dir, keys)
 
 
 def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, progress=False):
@@ -280,7 +302,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, pro
     for ds in spec.datasets:
         data = result.datasets[ds.display] = load_dataset(
             ds.name, path=ds.path, format=ds.format, params=ds.params)
-        for split in make_splits(data, ds.protocol or spec.protocol):
+        for split in make_splits(data, ds.protocol_over(spec.protocol)):
             for spec_method in spec.methods:
                 # the method as run on this dataset, with its per-dataset parameters
                 method = spec_method.model_copy(update={"params": ds.params_for(spec_method)})

@@ -40,11 +40,12 @@ def git_revision():
     return rev + ("+dirty" if dirty else "")
 
 
-def build_manifest(spec, result, *, quick=False, command=None, extra=None):
+def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, extra=None):
     """A JSON-able dict: resolved config, seed, versions, git revision, machine and the wall
     time of every run (computed now or reused from an earlier invocation)."""
     runs = [
         {"dataset": r["dataset"], "method": r["method"], "repeat": r["repeat"], "fold": r["fold"],
+         "key": r["key"],
          "seed": r.get("random_state"), "fit_s": r["timings"]["fit_s"],
          "predict_s": r["timings"]["predict_s"]}
         for r in sorted(result.records,
@@ -65,6 +66,7 @@ def build_manifest(spec, result, *, quick=False, command=None, extra=None):
                     "cpus": os.cpu_count(), "hostname": platform.node()},
         "command": command or " ".join(sys.argv),
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "runs_dir": None if runs_dir is None else str(runs_dir),
         "runs_computed": result.computed,
         "runs_reused": result.reused,
         "wall_time_s": result.wall_time,

@@ -14,7 +14,7 @@ from typing import Callable
 from ._errors import MlkitError, UnknownNameError, did_you_mean
 from ._io import read_json, write_json
 from .config import configs_dir, load_spec
-from .experiment import load_records, run
+from .experiment import manifest_records, run
 from .manifest import build_manifest
 from .registry import TARGETS
 
@@ -99,8 +99,8 @@ def saved_results(target):
     present, else the ``--quick`` one; (None, None, None) when neither exists."""
     for quick in (False, True):
         out = results_dir(target, quick=quick)
-        if (out / "summary.json").is_file():
-            return load_records(results_dir(target, quick=quick, runs=True)), out, quick
+        if (out / "summary.json").is_file() and (out / "manifest.json").is_file():
+            return manifest_records(out), out, quick
     return None, None, None
 
 
@@ -112,14 +112,15 @@ def reproduce(target, *, quick=False, jobs=1, force=False, out=None, backend=Non
     if spec.target != expected:
         raise MlkitError(f"{target.config_path}: names {spec.target}, expected {expected}")
     out_dir = results_dir(target, quick=quick, out=out)
-    result = run(spec, results_dir(target, quick=quick, out=out, runs=True), jobs=jobs,
-                 force=force, backend=backend, scheduler=scheduler, progress=progress)
+    runs_dir = results_dir(target, quick=quick, out=out, runs=True)
+    result = run(spec, runs_dir, jobs=jobs, force=force, backend=backend, scheduler=scheduler,
+                 progress=progress)
     rendered = target.render(result, out_dir)
     write_json(out_dir / "summary.json", {"target": target.name, "quick": quick,
                                           "provenance": result.provenance,
                                           "figures": rendered.figures})
     write_json(out_dir / "manifest.json",
-               build_manifest(spec, result, quick=quick, command=command,
+               build_manifest(spec, result, quick=quick, command=command, runs_dir=runs_dir,
                               extra={"files": sorted(str(Path(f).name) for f in rendered.files)}))
     return rendered, out_dir, result
 

@@ -107,7 +107,7 @@ def test_valid_config_copy_trains_with_default_out(tmp_path):
     path, _ = config_variant(tmp_path, "curves: true", "curves: true", name="ok.yaml")
     result = invoke(["train", "--config", path, *FAST])
     assert result.exit_code == 0, result.output + result.stderr
-    assert (tmp_path / "results" / "mssboost" / "fig4" / "manifest.json").is_file()
+    assert (tmp_path / "results" / "mssboost" / "fig4-train" / "manifest.json").is_file()
 
 
 # -- 1. the config file itself ----------------------------------------------------------------

@@ -21,3 +21,48 @@ def test_config_validates(path, quick):
 def test_every_target_has_its_config():
     for name in TARGETS.names():
         assert TARGETS.get(name).config_path.is_file(), name
+
+
+def _fig4(tmp_path, old, new):
+    path = tmp_path / "c.yaml"
+    text = (CONFIGS / "mssboost" / "fig4.yaml").read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+def test_labels_that_name_the_same_record_folder_are_refused(tmp_path):
+    from mlkit._errors import ConfigError
+
+    path = _fig4(tmp_path, "label: NSBoost", "label: rsbag")      # RSBag vs rsbag
+    with pytest.raises(ConfigError, match="unique"):
+        load_spec(path)
+
+
+def test_an_ambiguous_method_reference_is_refused(tmp_path):
+    from mlkit._errors import ConfigError
+
+    path = _fig4(tmp_path, "  - name: nsboost\n    label: NSBoost",
+                 "  - name: mssboost\n    label: MSSBoost-b")
+    with pytest.raises(ConfigError, match="names 2 entries"):
+        load_spec(path, overrides=["methods.mssboost.params.rd=0.3"])
+    spec = load_spec(path, overrides=["methods.MSSBoost-b.params.rd=0.3"])
+    assert [m.params["rd"] for m in spec.methods] == [0.1, 0.3, 0.1]
+
+
+def test_method_params_star_never_overrides_an_explicit_or_set_parameter():
+    spec = load_spec(CONFIGS / "mssboost" / "table2.yaml",
+                     overrides=["methods.MSSBoost.params.rd=0.3"])
+    mss = next(m for m in spec.methods if m.display == "MSSBoost")
+    for ds in spec.datasets:
+        assert ds.params_for(mss)["rd"] == 0.3
+        assert ds.params_for(mss)["gamma"] == ds.method_params["*"]["gamma"]
+
+
+def test_label_ap_with_undefined_labels():
+    import numpy as np
+
+    from mlkit.papers.mssboost.real import _label_ap
+
+    ap = _label_ap([{"label_ap": [0.5, None]}, {"label_ap": [0.7, 0.2]}])
+    np.testing.assert_allclose(ap, [0.6, 0.2])

@@ -134,10 +134,33 @@ def test_several_datasets_with_their_own_method_parameters(tmp_path):
         "(synthetic data)\n  params: {n_samples: 1000, random_state: 0}",
         "datasets:\n  - {name: mssboost-synthetic, label: a, params: {random_state: 0}}\n"
         "  - {name: mssboost-synthetic, label: b, params: {random_state: 1},\n"
-        "     method_params: {'*': {rd: 0.3}, MSSBoost: {n_estimators: 4}}}"))
+        "     method_params: {'*': {C: 2.0, rd: 0.3}, MSSBoost: {n_estimators: 4, rd: 0.3}}}"))
     res = run(load_spec(cfg, overrides=SMALL[:1]), tmp_path / "out")
     assert set(res.datasets) == {"a", "b"} and res.computed == 18
     b_mss = res.records_of(dataset="b", method="MSSBoost")
     assert all(r["params"]["rd"] == 0.3 and r["params"]["n_estimators"] == 4 for r in b_mss)
-    assert all(r["params"]["rd"] == 0.1 for r in res.records_of(dataset="a"))
+    # "*" fills in what a method leaves unset (C), never what it sets itself (rd)
+    assert all(r["params"]["C"] == 2.0 for r in res.records_of(dataset="b"))
+    assert all(r["params"]["rd"] == 0.1 for r in res.records_of(dataset="b", method="RSBag"))
+    assert all(r["params"]["rd"] == 0.1 and "C" not in r["params"]
+               for r in res.records_of(dataset="a"))
     assert (tmp_path / "out" / "runs" / "b" / "MSSBoost" / "r00-f00.json").is_file()
+
+
+def test_dataset_protocol_changes_only_its_fields_and_seed_reaches_it(tmp_path):
+    from .conftest import CONFIGS as C
+
+    spec = load_spec(C / "sparsemi" / "rs.yaml", seed=7)
+    musk1 = spec.datasets[0]
+    eff = musk1.protocol_over(spec.protocol)
+    assert (eff.split, eff.n_folds, eff.seed, eff.repeats) == ("cv", 10, 7, 10)
+
+
+def test_stale_records_never_mix_into_a_targets_results(results):
+    from mlkit.targets import reproduce, resolve_target, saved_results
+
+    target = resolve_target("mssboost/fig4")
+    reproduce(target, quick=True)
+    reproduce(target, quick=True, overrides=["protocol.repeats=2"])
+    records, _, quick = saved_results(target)
+    assert quick and len(records) == 6          # not the 15 records of the first run
