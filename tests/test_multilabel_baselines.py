@@ -51,3 +51,14 @@ def test_baselines_take_sparse_input():
     dense = BaselineSVM(gamma=0.2).fit(X, Y).decision_function(X)
     sparse = BaselineSVM(gamma=0.2).fit(sp.csr_matrix(X), Y).decision_function(sp.csr_matrix(X))
     np.testing.assert_allclose(dense, sparse, rtol=1e-8)
+
+
+def test_bagging_redraws_bootstraps_that_miss_a_rare_class():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    Y = np.zeros((100, 2), dtype=int)
+    Y[:3, 0] = 1                       # 3 positives: many N-draw bootstraps miss them all
+    Y[:50, 1] = 1
+    for seed in range(20):
+        model = BaggingSVM(5, gamma=0.2, random_state=seed).fit(X, Y)
+        assert model.decision_function(X).shape == (100, 2)

@@ -26,6 +26,18 @@ from .mssboost import RSBag
 __all__ = ["BaselineSVM", "BaggingSVM", "Subspace"]
 
 
+def _two_class_bootstrap(y, rng, max_tries=100):
+    """N draws with replacement that hold both classes (redrawn when one is missing, which
+    happens for rare labels); an error after ``max_tries``."""
+    n = len(y)
+    for _ in range(max_tries):
+        samples = rng.randint(n, size=n)
+        if np.ptp(y[samples]) > 0:
+            return samples
+    raise ValueError(f"no bootstrap sample of {n} draws in {max_tries} held both classes; "
+                     "the label has too few positives for bagging")
+
+
 def _fit_svc(X, y, samples, gamma, C):
     rows = X if samples is None else X[samples]
     return SVC(kernel="rbf", gamma=gamma, C=C).fit(rows, y if samples is None else y[samples])
@@ -35,7 +47,7 @@ class BaggingSVM(MultiLabelClassifier):
     """``n_estimators`` RBF SVMs per label, each on N draws with replacement; F_l is the mean
     of their decision values (Table 2 of [1]_, "10 bagging models learned via the baseline
     classifier for each label"; the bootstrap size and the combination are not stated: N
-    draws and the mean are our choice).
+    draws and the mean are our choice). A draw missing one class of a rare label is redrawn.
 
     Parameters
     ----------
@@ -83,7 +95,7 @@ class BaggingSVM(MultiLabelClassifier):
         jobs = []
         for l in range(n_labels):
             for _ in range(self._n_models()):
-                samples = rng.randint(n, size=n) if self._bootstrap else None
+                samples = _two_class_bootstrap(Y[:, l], rng) if self._bootstrap else None
                 jobs.append((l, samples))
         fitted = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(_fit_svc)(X, Y[:, l], s, self.gamma, self.C) for l, s in jobs)
