@@ -353,6 +353,11 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, pro
             result.computed += 1
             if bar is not None:
                 bar.update(1)
+    # config order (dataset, method, split) whatever order the runs finished in
+    d_rank = {d.display: i for i, d in enumerate(spec.datasets)}
+    m_rank = {m.display: i for i, m in enumerate(spec.methods)}
+    result.records.sort(key=lambda r: (d_rank[r["dataset"]], m_rank[r["method"]], r["repeat"],
+                                       r["fold"]))
     result.wall_time = time.perf_counter() - t_start
     return result
 

@@ -31,6 +31,7 @@ def test_same_seed_same_numbers_and_jobs_do_not_matter(tmp_path):
     b = run(spec, tmp_path / "b", jobs=2)
     assert a.computed == b.computed == 9
     assert _numbers(a) == _numbers(b)
+    assert [r["method"] for r in b.records] == ["RSBag"] * 3 + ["NSBoost"] * 3 + ["MSSBoost"] * 3
     c = run(load_spec(FIG4, overrides=SMALL, seed=1), tmp_path / "c")
     assert _numbers(c) != _numbers(a)
 
