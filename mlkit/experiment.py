@@ -129,7 +129,10 @@ def _run_key(spec, dataset, method, split):
         "dataset": dataset.model_dump(mode="json", exclude={"method_params", "label", "role",
                                                             "protocol"}),
         "method": method.model_dump(mode="json", exclude={"label"}),
-        "protocol": dataset.protocol_over(spec.protocol).model_dump(mode="json"),
+        # split r does not depend on how many repeats there are: adding repeats later
+        # reuses the runs already done
+        "protocol": dataset.protocol_over(spec.protocol).model_dump(mode="json",
+                                                                    exclude={"repeats"}),
         "split": [split.repeat, split.fold],
         "metrics": sorted(spec.metrics),
         "curves": spec.curves,

@@ -165,3 +165,10 @@ def test_stale_records_never_mix_into_a_targets_results(results):
     reproduce(target, quick=True, overrides=["protocol.repeats=2"])
     records, _, quick = saved_results(target)
     assert quick and len(records) == 6          # not the 15 records of the first run
+
+
+def test_more_repeats_reuse_the_runs_already_done(tmp_path):
+    first = run(load_spec(FIG4, overrides=SMALL), tmp_path)
+    more = run(load_spec(FIG4, overrides=SMALL[1:] + ["protocol.repeats=4"]), tmp_path)
+    assert (more.computed, more.reused) == (3, 9)
+    assert _numbers(first) == [n for n in _numbers(more) if n[1] < 3]
