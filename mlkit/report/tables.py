@@ -45,7 +45,7 @@ def write_table(df, out_dir, caption, name="table"):
     """
     out_dir = Path(out_dir)
     cells = df.map(format_number) if hasattr(df, "map") else df.applymap(format_number)
-    md = f"{caption}\n\n{cells.to_markdown(index=False)}\n"
+    md = f"{caption}\n\n{cells.to_markdown(index=False, disable_numparse=True)}\n"
     write_text(out_dir / f"{name}.md", md)
     write_text(out_dir / f"{name}.csv", f"# {caption}\n" + df.to_csv(index=False))
     cols = "l" * len(df.columns)
