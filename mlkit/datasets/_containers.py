@@ -115,7 +115,9 @@ class MultiInstanceDataset(_Dataset):
         n_inst, d = self.instances.shape
         out = {"bags": len(self.y), "instances": n_inst, "dimension": d}
         classes, counts = np.unique(self.y, return_counts=True)
-        out.update({f"bags of class {c}": int(k) for c, k in zip(classes, counts)})
+        names = self.class_names
+        out.update({f"bags of class {names[c] if names is not None else c}": int(k)
+                    for c, k in zip(classes, counts)})
         if hasattr(self.instances, "nnz"):
             out["density"] = round(self.instances.nnz / max(1, n_inst * d), 5)
         return out
