@@ -25,9 +25,14 @@ __all__ = ["ExperimentSpec", "DatasetSpec", "MethodSpec", "ProtocolSpec", "load_
            "configs_dir", "apply_overrides"]
 
 
-def _slug(text):
-    """The file-name form of a label (record folders are named by it), case-folded."""
-    return (re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "_").casefold()
+def slug(text):
+    """The file-name form of a dataset or method label: record folders are named by it."""
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "_"
+
+
+def _folder_key(text):
+    # two labels may not share a record folder, on case-insensitive file systems either
+    return slug(text).casefold()
 
 
 class _Strict(BaseModel):
@@ -76,9 +81,6 @@ class DatasetSpec(_Strict):
     @property
     def display(self):
         return self.label or self.name or Path(self.path).name
-
-    def label_of(self):
-        return self.display
 
     def params_for(self, method):
         """The method's parameters on this dataset: those of "*" it takes fill in what the
@@ -131,8 +133,9 @@ class ExperimentSpec(_Strict):
     @field_validator("methods")
     @classmethod
     def _unique_labels(cls, methods):
-        labels = [_slug(m.display) for m in methods]   # they name record folders
-        dupes = sorted({m.display for m in methods if labels.count(_slug(m.display)) > 1})
+        labels = [_folder_key(m.display) for m in methods]
+        dupes = sorted({m.display for m in methods
+                        if labels.count(_folder_key(m.display)) > 1})
         if dupes:
             raise ValueError(f"method labels must be unique; repeated: {dupes} "
                              "(give each a distinct 'label')")
@@ -152,9 +155,9 @@ class ExperimentSpec(_Strict):
     @field_validator("datasets")
     @classmethod
     def _unique_dataset_labels(cls, datasets):
-        labels = [_slug(d.display) for d in datasets if d.name or d.path]
+        labels = [_folder_key(d.display) for d in datasets if d.name or d.path]
         dupes = sorted({d.display for d in datasets
-                        if (d.name or d.path) and labels.count(_slug(d.display)) > 1})
+                        if (d.name or d.path) and labels.count(_folder_key(d.display)) > 1})
         if dupes:
             raise ValueError(f"dataset labels must be unique; repeated: {dupes} "
                              "(give each a distinct 'label')")

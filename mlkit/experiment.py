@@ -11,7 +11,6 @@ interrupted reproduction resumes where it stopped; ``force=True`` recomputes eve
 import hashlib
 import json
 import logging
-import re
 import time
 import zlib
 from contextlib import ExitStack
@@ -26,6 +25,7 @@ from sklearn.model_selection import (GridSearchCV, KFold, ShuffleSplit, Stratifi
 from . import __version__
 from ._errors import MlkitError
 from ._io import read_json, write_json
+from .config import slug
 from .datasets import load_dataset
 from .metrics import average_precision_score
 from .registry import METHODS, METRICS
@@ -118,10 +118,6 @@ def make_splits(data, protocol):
         for f, (tr, te) in enumerate(splitter.split(np.zeros((n, 1)), strat)):
             splits.append(Split(r, f, tr, te, _seed(seed, f)))
     return splits
-
-
-def _slug(text):
-    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "_"
 
 
 def _run_key(spec, dataset, method, split):
@@ -245,7 +241,7 @@ def _fit_and_score(data, method, split, metric_names, curves):
 
 
 def record_path(out_dir, dataset, method, split):
-    return (Path(out_dir) / "runs" / _slug(dataset.display) / _slug(method.display)
+    return (Path(out_dir) / "runs" / slug(dataset.display) / slug(method.display)
             / f"{split.name}.json")
 
 

@@ -13,7 +13,7 @@ from ...experiment import fit_method, make_splits
 from ...metrics import hamming_error, mean_confidence_interval
 from ...report import format_mean_ci, new_figure, save_figure, write_table
 from ...report.summaries import mean_curves, plot_curves
-from ...targets import Rendered, register_target, resolve_target, saved_results
+from ...targets import Rendered, read_summary, register_target, resolve_target, saved_results
 from ...verify import ClaimResult, register_claim
 
 PAPER = "mssboost"
@@ -192,8 +192,6 @@ def claim_3():
     if records is None:
         return ClaimResult(None, "no saved results: run `mlkit reproduce mssboost/fig4` "
                                  "(or with --quick) first")
-    from ...targets import read_summary
-
     figs = read_summary(out_dir)["figures"]
     reach = {m: figs[f"models_to_best.{m}"] for m in ("MSSBoost", "NSBoost", "RSBag")}
     at5 = {m: figs[f"error@5.{m}"] for m in reach}
