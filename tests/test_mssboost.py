@@ -84,6 +84,20 @@ def test_repeated_newton_steps_reach_the_numerical_line_search():
     assert total == pytest.approx(best, abs=1e-6)
 
 
+def test_softplus_is_stable_and_exact():
+    from mlkit.methods.mssboost import _softplus
+    x = np.array([-1000.0, -30.0, -1.0, 0.0, 1e-12, 1.0, 30.0, 1000.0])
+    expected = np.array([0.0, np.log1p(np.exp(-30.0)), np.log1p(np.exp(-1.0)), np.log(2.0),
+                         np.log(2.0) + 5e-13, 1.0 + np.log1p(np.exp(-1.0)),
+                         30.0 + np.log1p(np.exp(-30.0)), 1000.0])
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        np.testing.assert_allclose(_softplus(x), expected, rtol=1e-14, atol=1e-300)
+        np.testing.assert_allclose(_softplus(x), np.logaddexp(0.0, x), rtol=1e-14)
+        y = x.copy()
+        assert _softplus(y, out=y) is y
+    np.testing.assert_allclose(y, expected, rtol=1e-14, atol=1e-300)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_joint_loss_equals_explicit_sum(seed, monkeypatch):
     H, Y, F = _problem(seed)

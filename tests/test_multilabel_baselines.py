@@ -3,8 +3,10 @@
 import numpy as np
 import scipy.sparse as sp
 from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier
 
 from mlkit.methods import BaggingSVM, BaselineSVM, RSBag, Subspace
+from mlkit.methods._sampling import fit_on_sample
 
 
 def _data(seed=0, n=200):
@@ -31,10 +33,33 @@ def test_bagging_averages_svms_on_bootstraps_of_n_draws():
         for _ in range(4):
             s = rng.randint(len(X), size=len(X))
             F[:, l] += SVC(gamma=0.2).fit(X[s], Y[s, l]).decision_function(X) / 4
-    np.testing.assert_allclose(model.decision_function(X), F, rtol=1e-10)
+    # duplicates are folded into sample weights (the same SVM problem): equal up to the
+    # stopping tolerance of libsvm (tol=1e-3); test_fit_on_sample_* checks it exactly
+    np.testing.assert_allclose(model.decision_function(X), F, atol=5e-3)
     assert all(len(m) == 4 for m in model.estimators_)
     assert model.model_size_ == sum(svc.n_support_.sum() * 6 for m in model.estimators_
                                     for svc in m)
+    # each support vector is stored once
+    for m in model.estimators_:
+        for svc in m:
+            assert len(np.unique(svc.support_vectors_, axis=0)) == len(svc.support_vectors_)
+
+
+def test_fit_on_sample_equals_fitting_the_duplicated_rows():
+    """An SVM on a bootstrap with its draws folded into sample weights is the SVM on the
+    duplicated rows: same decision function (at a tight solver tolerance)."""
+    X, Y = _data(n=150)
+    rng = np.random.default_rng(0)
+    samples = rng.integers(0, len(X), size=400)
+    features = np.array([0, 2, 3])
+    dup = SVC(gamma=0.3, C=0.7, tol=1e-10).fit(X[samples][:, features], Y[samples, 0])
+    folded = fit_on_sample(SVC(gamma=0.3, C=0.7, tol=1e-10), X, Y[:, 0], samples, features)
+    np.testing.assert_allclose(folded.decision_function(X[:, features]),
+                               dup.decision_function(X[:, features]), rtol=1e-6, atol=1e-7)
+    assert len(folded.support_) < len(dup.support_)
+    # a learner without that equivalence gets the rows as drawn
+    tree = fit_on_sample(DecisionTreeClassifier(max_depth=1), X, Y[:, 0], samples)
+    assert tree.tree_.n_node_samples[0] == len(samples)
 
 
 def test_subspace_is_rsbag_with_one_model_per_label():

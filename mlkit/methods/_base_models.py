@@ -16,7 +16,7 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from ..kernels import rbf_kernel
-from ._sampling import balanced_bootstrap, random_subspace
+from ._sampling import balanced_bootstrap, fit_on_sample, random_subspace
 
 __all__ = ["SubspaceModel", "make_base_learner", "fit_subspace_model", "svm_scores", "BOUNDS"]
 
@@ -115,5 +115,5 @@ def fit_subspace_model(X, y_pos, label, *, rd, rf, learner, bound, seed):
     est = clone(learner)
     if "random_state" in est.get_params():
         est.set_params(random_state=int(seed % (2**31)))
-    est.fit(X[samples][:, features], np.where(y_pos[samples], 1, -1))
+    fit_on_sample(est, X, np.where(y_pos, 1, -1), samples, features)
     return SubspaceModel(est, int(label), features, samples, bound)

@@ -1,8 +1,9 @@
 """Random sampling shared by the ensemble methods: balanced bootstraps and random subspaces."""
 
 import numpy as np
+from sklearn.svm import SVC
 
-__all__ = ["balanced_bootstrap", "random_subspace", "n_subspace_features"]
+__all__ = ["balanced_bootstrap", "random_subspace", "n_subspace_features", "fit_on_sample"]
 
 
 def balanced_bootstrap(positive, n_draws, rng):
@@ -40,3 +41,25 @@ def random_subspace(n_features, rf, rng):
     replacement (step 1(d) of Algorithm 1 [1]_; "a random sample from the feature indices")."""
     k = n_subspace_features(n_features, rf)
     return np.sort(rng.choice(n_features, k, replace=False))
+
+
+def fit_on_sample(estimator, X, y, samples, features=None):
+    """Fit ``estimator`` on the rows ``samples`` of ``(X, y)`` (a sample drawn with replacement),
+    restricted to the columns ``features`` when given.
+
+    For an SVM the draws are folded into weights: each distinct row enters once with
+    ``sample_weight`` = its number of draws. This is the same problem, not an approximation:
+    in the dual of an SVM, c identical copies of a point with box 0 <= a_j <= C act only through
+    their sum, which ranges over 0 <= sum_j a_j <= cC, i.e. one point with cost cC. The decision
+    function is the same (up to the solver's tolerance), each support vector is stored once
+    and the kernel the solver works on shrinks by the duplicate rows (about a third of a
+    bootstrap of N draws from N). Other learners get the duplicated rows as drawn.
+    """
+    weight = None
+    if isinstance(estimator, SVC):
+        samples, counts = np.unique(samples, return_counts=True)
+        weight = counts.astype(float)
+    rows = X[samples]
+    if features is not None:
+        rows = rows[:, features]
+    return estimator.fit(rows, y[samples], sample_weight=weight)

@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._base_models import svm_scores
 from ._multilabel import MultiLabelClassifier
+from ._sampling import fit_on_sample
 from .mssboost import RSBag
 
 __all__ = ["BaselineSVM", "BaggingSVM", "Subspace"]
@@ -39,8 +40,8 @@ def _two_class_bootstrap(y, rng, max_tries=100):
 
 
 def _fit_svc(X, y, samples, gamma, C):
-    rows = X if samples is None else X[samples]
-    return SVC(kernel="rbf", gamma=gamma, C=C).fit(rows, y if samples is None else y[samples])
+    svc = SVC(kernel="rbf", gamma=gamma, C=C)
+    return svc.fit(X, y) if samples is None else fit_on_sample(svc, X, y, samples)
 
 
 class BaggingSVM(MultiLabelClassifier):
