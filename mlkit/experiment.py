@@ -178,6 +178,10 @@ def fit_method(data, method, split):
         est.fit(train.inputs, train.target)
     except ValueError as exc:   # the data does not suit the method: a user-facing error
         raise MlkitError(f"{method.display} on {data.name}, split {split.name}: {exc}") from None
+    except (RuntimeError, ArithmeticError) as exc:   # a solver gave up: say where
+        raise MlkitError(f"{method.display} on {data.name}, split {split.name} failed "
+                         f"({type(exc).__name__}): {exc}. The runs finished so far are "
+                         "saved; a rerun computes only the rest.") from None
     return est, train, test, time.perf_counter() - t0
 
 

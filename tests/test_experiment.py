@@ -172,3 +172,26 @@ def test_more_repeats_reuse_the_runs_already_done(tmp_path):
     more = run(load_spec(FIG4, overrides=SMALL[1:] + ["protocol.repeats=4"]), tmp_path)
     assert (more.computed, more.reused) == (3, 9)
     assert _numbers(first) == [n for n in _numbers(more) if n[1] < 3]
+
+
+def test_a_solver_failure_names_the_run_and_keeps_finished_records(tmp_path, monkeypatch):
+    from mlkit._errors import MlkitError
+    from mlkit.methods.mssboost import MSSBoost
+
+    spec = load_spec(FIG4, overrides=SMALL)
+    calls = {"n": 0}
+    fit = MSSBoost.fit
+
+    def flaky(self, X, Y):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("the solver gave up")
+        return fit(self, X, Y)
+
+    monkeypatch.setattr(MSSBoost, "fit", flaky)
+    with pytest.raises(MlkitError, match=r"MSSBoost on mssboost-synthetic, split r01.*"
+                                         r"RuntimeError.*solver gave up.*rerun"):
+        run(spec, tmp_path)
+    monkeypatch.setattr(MSSBoost, "fit", fit)
+    again = run(spec, tmp_path)
+    assert again.computed < 9 and again.reused > 0

@@ -169,6 +169,40 @@ def test_l1_svm_generation_reaches_the_full_lp_optimum(seed):
     assert np.count_nonzero(w) <= m          # a vertex: at most one weight per constraint
 
 
+def test_l1_svm_falls_back_when_the_simplex_gives_up(monkeypatch):
+    """A dual-simplex run that ends with an unknown status (HiGHS status 15, seen on a
+    COREL split) is retried with other HiGHS solvers; the optimum is the same."""
+    import mlkit.methods.mi.miles as miles
+
+    rng = np.random.default_rng(0)
+    S = rng.random((60, 80)) ** 4
+    y = np.where(S[:, :5].sum(axis=1) > 0.4, 1.0, -1.0)
+    w0, b0 = fit_l1_svm(S, y, C=3.0, mu=0.5)
+    tried = []
+
+    def flaky(*args, method, options, **kw):
+        tried.append((method, options["presolve"]))
+        res = linprog(*args, method=method, options=options, **kw)
+        if method == "highs-ds" and not options["presolve"]:
+            res.status, res.message = 4, "model_status is Unknown"
+        return res
+
+    monkeypatch.setattr(miles, "linprog", flaky)
+    w, b = fit_l1_svm(S, y, C=3.0, mu=0.5)
+    assert tried[:2] == [("highs-ds", False), ("highs-ds", True)]
+    obj = lambda w, b: np.abs(w).sum() + 3.0 * 0.5 * np.maximum(0, 1 - y * (S @ w + b)).sum()
+    assert obj(w, b) == pytest.approx(obj(w0, b0), rel=1e-7)
+
+    def broken(*args, **kw):
+        res = linprog(*args, **kw)
+        res.status, res.message = 4, "numerical trouble"
+        return res
+
+    monkeypatch.setattr(miles, "linprog", broken)
+    with pytest.raises(RuntimeError, match="every HiGHS solver: numerical trouble"):
+        fit_l1_svm(S, y, C=3.0, mu=0.5)
+
+
 def test_rs_approaches_the_dense_mikernel_solution(problem):
     bags, y, test, _ = problem
     dense = MIKernel(C=10).fit(bags, y).decision_function(test)

@@ -55,6 +55,14 @@ def miles_embedding(X, offsets, Z, gamma):
     return bag_reduce(rbf_kernel(X, Z, gamma), offsets, "max")
 
 
+#: HiGHS settings tried in turn on the restricted LP: the dual simplex without presolve (a
+#: vertex, exactly zero weights, fastest on these small dense LPs), then with presolve, then
+#: the interior point method with crossover to a vertex, for the rare LP on which the simplex
+#: stops with an unknown model status (numerical trouble).
+_LP_SOLVERS = (("highs-ds", {"presolve": False}), ("highs-ds", {"presolve": True}),
+               ("highs-ipm", {"presolve": True}))
+
+
 def _restricted_lp(S, y, cost_xi):
     """The 1-norm SVM LP on a sub-matrix of bags x embedding columns: (w, b, bag duals)."""
     m, n = S.shape
@@ -64,11 +72,13 @@ def _restricted_lp(S, y, cost_xi):
     bounds = np.zeros((2 * n + m + 1, 2))
     bounds[:, 1] = np.inf
     bounds[-1, 0] = -np.inf                                    # the bias is free
-    res = linprog(cost, A_ub=A_ub, b_ub=-np.ones(m), bounds=bounds, method="highs-ds",
-                  options={"presolve": False})
-    if res.status != 0:
-        raise RuntimeError(f"MILES: the 1-norm SVM linear programme failed: {res.message}")
-    return res.x[:n] - res.x[n:2 * n], float(res.x[-1]), -res.ineqlin.marginals
+    for method, options in _LP_SOLVERS:
+        res = linprog(cost, A_ub=A_ub, b_ub=-np.ones(m), bounds=bounds, method=method,
+                      options=options)
+        if res.status == 0:
+            return res.x[:n] - res.x[n:2 * n], float(res.x[-1]), -res.ineqlin.marginals
+    raise RuntimeError(f"MILES: the 1-norm SVM linear programme failed with every HiGHS "
+                       f"solver: {res.message}")
 
 
 def _most_violated(violation, batch):
