@@ -126,6 +126,29 @@ def test_mikernel_is_an_svm_on_the_set_kernel(problem):
     assert model.n_xv_ == sum(len(bags[i]) for i in svc.support_)
 
 
+def test_mikernel_featurespace_normalisation_is_gaertners(problem):
+    """normalization="featurespace": the SVM on K(X, X') / sqrt(K(X, X) K(X', X')) with the
+    summed set kernel, built with loops (the averaged kernel gives the same ratio)."""
+    bags, y, test, _ = problem
+    model = MIKernel(C=10, gamma=0.2, standardize=False, normalization="featurespace")
+    model.fit(bags, y)
+
+    def K(A_bags, B_bags):
+        s = lambda A, B: np.sum(np.exp(-0.2 * ((A[:, None] - B[None]) ** 2).sum(-1)))
+        return np.array([[s(A, B) / np.sqrt(s(A, A) * s(B, B)) for B in B_bags]
+                         for A in A_bags])
+
+    svc = SVC(kernel="precomputed", C=10).fit(K(bags, bags), y)
+    np.testing.assert_allclose(model.decision_function(test),
+                               svc.decision_function(K(test, bags)), rtol=1e-6, atol=1e-8)
+    assert model.n_xv_ == sum(len(bags[i]) for i in svc.support_)
+    # a bag and its instances repeated twice have the same normalised kernel to every bag
+    doubled = [np.vstack([b, b]) for b in test]
+    np.testing.assert_allclose(model.decision_function(doubled), model.decision_function(test))
+    with pytest.raises(ValueError, match="normalization"):
+        MIKernel(normalization="sum").fit(bags, y)
+
+
 def test_miles_embedding_is_its_definition():
     bags, _ = make_mi(6, seed=4)
     Z = np.random.default_rng(5).normal(size=(7, 4))

@@ -146,12 +146,17 @@ class MIClassifierBase(ClassifierMixin, BaseEstimator):
         self.support_ = rows
 
     # -- prediction ----------------------------------------------------------------------
-    def _xv_kernel(self, bags):
-        """Kernel between the instances of ``bags`` and the XVs, and the bag offsets."""
+    def _prediction_inputs(self, bags):
+        """(standardised instances of ``bags``, their offsets, the XVs to take kernels with)."""
         check_is_fitted(self)
         X, offsets = check_bags(bags, self, reset_dim=self.n_features_in_)
         X, shift = self._standardize(X)
         Z = self.expansion_vectors_ if shift is None else self.expansion_vectors_ + shift
+        return X, offsets, Z
+
+    def _xv_kernel(self, bags):
+        """Kernel between the instances of ``bags`` and the XVs, and the bag offsets."""
+        X, offsets, Z = self._prediction_inputs(bags)
         return rbf_kernel(X, Z, self.gamma_), offsets
 
     def decision_function(self, bags):
