@@ -24,9 +24,11 @@ def format_number(value, digits=3):
 
 def format_mean_ci(mean, half_width, digits=3):
     """'0.456 ± 0.003', or the mean alone when the interval is undefined."""
+    if mean is None or math.isnan(mean):
+        return "-"
     if half_width is None or (isinstance(half_width, float) and math.isnan(half_width)):
-        return format_number(mean, digits)
-    return f"{format_number(mean, digits)} ± {half_width:.{digits}f}"
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {half_width:.{digits}f}"
 
 
 def _latex_escape(text):
