@@ -133,7 +133,7 @@ def test_chi2_constant_model_never_significant():
     assert not chi2_significant(H, Y).any(axis=1)[1]
 
 
-def _reference_boosting(X, Y01, n_estimators, seeds, sharing, chi2=False):
+def _reference_boosting(X, Y01, n_estimators, seeds, sharing, chi2=False, F0=0.0):
     """Algorithm 2 written as the paper states it: loops over candidates and labels."""
     Y = 2.0 * Y01 - 1
     n, L = Y.shape
@@ -144,7 +144,7 @@ def _reference_boosting(X, Y01, n_estimators, seeds, sharing, chi2=False):
                                   bound="clip", seed=seed)
 
     pool = [learn(l, seeds[l]) for l in range(L)]
-    F = np.zeros((n, L))
+    F = np.zeros((n, L)) + F0
     chosen, alphas = [], []
     for t in range(n_estimators):
         best = None
@@ -175,13 +175,17 @@ def _reference_boosting(X, Y01, n_estimators, seeds, sharing, chi2=False):
     return chosen, np.array(alphas)
 
 
-@pytest.mark.parametrize("cls,sharing,chi2", [(MSSBoost, True, False), (NSBoost, False, False),
-                                              (MSSBoost, True, True)])
-def test_boosting_equals_the_papers_loops(synthetic, cls, sharing, chi2):
+@pytest.mark.parametrize("cls,sharing,chi2,init", [
+    (MSSBoost, True, False, "zero"), (NSBoost, False, False, "zero"),
+    (MSSBoost, True, True, "zero"), (MSSBoost, True, True, "prior"),
+    (NSBoost, False, False, "prior")])
+def test_boosting_equals_the_papers_loops(synthetic, cls, sharing, chi2, init):
     X, Y, _, _ = synthetic
-    model = cls(6, random_state=3, chi2_filter=chi2, **STUMPS).fit(X, Y)
+    model = cls(6, random_state=3, chi2_filter=chi2, init=init, **STUMPS).fit(X, Y)
     seeds = np.random.RandomState(3).randint(np.iinfo(np.int32).max, size=3 + 6)
-    chosen, alphas = _reference_boosting(X, Y, 6, seeds, sharing, chi2)
+    pos = (Y > 0).mean(axis=0)
+    F0 = 0.0 if init == "zero" else np.log(pos / (1 - pos))
+    chosen, alphas = _reference_boosting(X, Y, 6, seeds, sharing, chi2, F0)
     np.testing.assert_allclose(model.alphas_, alphas, rtol=1e-9, atol=1e-12)
     assert [h.label for h in chosen] == list(model.estimator_labels_)
     for a, b in zip(chosen, model.estimators_):
@@ -230,14 +234,32 @@ def test_rsbag_equals_round_robin_bagging(synthetic):
     np.testing.assert_array_equal(model.alphas_.sum(axis=1), 1)
 
 
-@pytest.mark.parametrize("cls", [RSBag, NSBoost, MSSBoost])
-def test_staged_decision_function_ends_at_decision_function(synthetic, cls):
+@pytest.mark.parametrize("cls,kw", [(RSBag, {}), (NSBoost, {}), (MSSBoost, {}),
+                                    (MSSBoost, {"init": "prior"})])
+def test_staged_decision_function_ends_at_decision_function(synthetic, cls, kw):
     X, Y, Xt, _ = synthetic
-    model = cls(7, random_state=0, **STUMPS).fit(X, Y)
+    model = cls(7, random_state=0, **kw, **STUMPS).fit(X, Y)
     stages = list(model.staged_decision_function(Xt))
     assert len(stages) == 7
     np.testing.assert_allclose(stages[-1], model.decision_function(Xt))
-    np.testing.assert_allclose(stages[0], model.base_predictions(Xt)[:, :1] * model.alphas_[0])
+    np.testing.assert_allclose(stages[0], model.base_predictions(Xt)[:, :1] * model.alphas_[0]
+                               + getattr(model, "init_score_", 0.0))
+
+
+def test_prior_init_is_the_best_constant_start(synthetic):
+    """init="prior" starts each F_l at the constant minimising label l's logistic loss (the
+    log-odds); its initial joint loss is below the paper's F = 0 start, and the loss then
+    never increases."""
+    X, Y, _, _ = synthetic
+    prior = MSSBoost(10, init="prior", random_state=0, **STUMPS).fit(X, Y)
+    zero = MSSBoost(10, random_state=0, **STUMPS).fit(X, Y)
+    Ypm = 2.0 * Y - 1
+    for l in range(Y.shape[1]):
+        best = optimize.minimize_scalar(lambda c: np.logaddexp(0, -Ypm[:, l] * c).sum()).x
+        assert prior.init_score_[l] == pytest.approx(best, abs=1e-5)
+    assert prior.train_loss_[0] < zero.train_loss_[0] == pytest.approx(Y.size * np.log(2))
+    assert np.all(np.diff(prior.train_loss_) <= 1e-9)
+    np.testing.assert_array_equal(zero.init_score_, 0.0)
 
 
 def test_base_models_are_bounded_and_sampled_as_specified(synthetic):
