@@ -2,7 +2,8 @@
 
 import difflib
 
-__all__ = ["MlkitError", "ConfigError", "DataError", "UnknownNameError", "closest"]
+__all__ = ["MlkitError", "ConfigError", "DataError", "UnknownNameError", "SolverError",
+           "closest"]
 
 
 class MlkitError(Exception):
@@ -15,6 +16,11 @@ class ConfigError(MlkitError, ValueError):
 
 class DataError(MlkitError, ValueError):
     """A data file that is missing, corrupt, truncated, or fails its checksum or counts."""
+
+
+class SolverError(RuntimeError):
+    """A numerical solver gave up on a problem (e.g. every HiGHS method on an LP). Raised by
+    the estimators; the runner reports it with the run it happened in."""
 
 
 class UnknownNameError(MlkitError, KeyError):

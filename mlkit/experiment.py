@@ -23,7 +23,7 @@ from sklearn.model_selection import (GridSearchCV, KFold, ShuffleSplit, Stratifi
                                      StratifiedShuffleSplit)
 
 from . import __version__
-from ._errors import MlkitError
+from ._errors import MlkitError, SolverError
 from ._io import read_json, write_json
 from .config import slug
 from .datasets import load_dataset
@@ -178,10 +178,10 @@ def fit_method(data, method, split):
         est.fit(train.inputs, train.target)
     except ValueError as exc:   # the data does not suit the method: a user-facing error
         raise MlkitError(f"{method.display} on {data.name}, split {split.name}: {exc}") from None
-    except (RuntimeError, ArithmeticError) as exc:   # a solver gave up: say where
+    except SolverError as exc:   # a solver gave up: say where
         raise MlkitError(f"{method.display} on {data.name}, split {split.name} failed "
                          f"({type(exc).__name__}): {exc}. The runs finished so far are "
-                         "saved; a rerun computes only the rest.") from None
+                         "saved; a rerun computes only the rest.") from exc
     return est, train, test, time.perf_counter() - t0
 
 

@@ -175,7 +175,7 @@ def test_more_repeats_reuse_the_runs_already_done(tmp_path):
 
 
 def test_a_solver_failure_names_the_run_and_keeps_finished_records(tmp_path, monkeypatch):
-    from mlkit._errors import MlkitError
+    from mlkit._errors import MlkitError, SolverError
     from mlkit.methods.mssboost import MSSBoost
 
     spec = load_spec(FIG4, overrides=SMALL)
@@ -185,13 +185,17 @@ def test_a_solver_failure_names_the_run_and_keeps_finished_records(tmp_path, mon
     def flaky(self, X, Y):
         calls["n"] += 1
         if calls["n"] == 2:
-            raise RuntimeError("the solver gave up")
+            raise SolverError("the solver gave up")
         return fit(self, X, Y)
 
     monkeypatch.setattr(MSSBoost, "fit", flaky)
     with pytest.raises(MlkitError, match=r"MSSBoost on mssboost-synthetic, split r01.*"
-                                         r"RuntimeError.*solver gave up.*rerun"):
+                                         r"SolverError.*solver gave up.*rerun"):
         run(spec, tmp_path)
+    # a bug is not dressed up as a user error: it keeps its type and traceback
+    monkeypatch.setattr(MSSBoost, "fit", lambda self, X, Y: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        run(spec, tmp_path / "other")
     monkeypatch.setattr(MSSBoost, "fit", fit)
     again = run(spec, tmp_path)
     assert again.computed < 9 and again.reused > 0

@@ -107,3 +107,21 @@ def test_best_on_frequent_sharing_labels_counts_only_sharing_labels():
     freq = np.array([0.1, 0.4, 0.3, 0.5])
     assert best_on_frequent_sharing_labels(ap, shares, freq, n_top=2) == (0, 2)
     assert best_on_frequent_sharing_labels(ap, shares, freq, n_top=9) == (1, 3)
+
+
+def test_claim_helpers_on_edge_cases():
+    freq = np.array([0.5, 0.2])
+    assert first_models_are_general(_record(np.zeros((0, 2)), []), freq)[1] is False
+    # a constant label has no correlation: left out of both means, never NaN-poisoned
+    rng = np.random.default_rng(1)
+    z = rng.random(200)
+    Y = np.column_stack([z > 0.5, z > 0.4, np.zeros(200)])
+    used, overall, _ = borrowing_follows_cooccurrence(
+        _record([[0.5, 0.5, 0.5]], [0]), Y)
+    phi01 = np.corrcoef(Y[:, :2].T)[0, 1]
+    assert used == pytest.approx(phi01) and overall == pytest.approx(phi01)
+    # one label, or no borrowing: NaN (the claim then fails), not a crash
+    used, overall, lenders = borrowing_follows_cooccurrence(_record([[1.0]], [0]), Y[:, :1])
+    assert np.isnan(used) and np.isnan(overall) and lenders == []
+    ap = {m: np.array([0.5, 0.4]) for m in ("MSSBoost", "NSBoost", "RSBag")}
+    assert best_on_frequent_sharing_labels(ap, np.array([False, False]), freq) == (0, 0)

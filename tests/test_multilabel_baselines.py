@@ -2,6 +2,8 @@
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
@@ -57,9 +59,22 @@ def test_fit_on_sample_equals_fitting_the_duplicated_rows():
     np.testing.assert_allclose(folded.decision_function(X[:, features]),
                                dup.decision_function(X[:, features]), rtol=1e-6, atol=1e-7)
     assert len(folded.support_) < len(dup.support_)
-    # a learner without that equivalence gets the rows as drawn
+    # sparse X: the same model
+    folded_sp = fit_on_sample(SVC(gamma=0.3, C=0.7, tol=1e-10), sp.csr_matrix(X), Y[:, 0],
+                              samples, features)
+    np.testing.assert_allclose(folded_sp.decision_function(sp.csr_matrix(X[:, features])),
+                               dup.decision_function(X[:, features]), rtol=1e-6, atol=1e-7)
+    # learners without that equivalence get the rows as drawn: a tree, an SVC whose
+    # gamma="scale" or class_weight depends on the multiplicities, a learner without
+    # sample_weight
     tree = fit_on_sample(DecisionTreeClassifier(max_depth=1), X, Y[:, 0], samples)
     assert tree.tree_.n_node_samples[0] == len(samples)
+    for svc in (SVC(gamma="scale"), SVC(gamma=0.3, class_weight="balanced")):
+        ref = clone(svc).fit(X[samples], Y[samples, 0]).decision_function(X)
+        np.testing.assert_allclose(fit_on_sample(svc, X, Y[:, 0], samples).decision_function(X),
+                                   ref)
+    knn = fit_on_sample(KNeighborsClassifier(3), X, Y[:, 0], samples)
+    assert knn.n_samples_fit_ == len(samples)
 
 
 def test_subspace_is_rsbag_with_one_model_per_label():

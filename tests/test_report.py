@@ -24,6 +24,9 @@ def test_percent_table_has_paper_beside_ours_with_equal_decimals():
     assert tst["accuracy (ours)"] == "95.50"             # one run: no spread
     assert (musk["#XV (paper)"], musk["#XV (ours)"]) == ("362.4", "280.5")
     assert list(df["runs"]) == [2, 1]
+    reported["tst1"]["MI-Kernel"] = {"accuracy": "n/a", "n_xv": "-"}
+    tst = metric_table(recs, ["accuracy"], reported, spread="std", scale=100).iloc[1]
+    assert (tst["accuracy (paper)"], tst["#XV (paper)"]) == ("n/a", "-")
 
 
 def test_format_mean_ci():
@@ -31,3 +34,5 @@ def test_format_mean_ci():
     assert format_mean_ci(87.0, float("nan"), 2) == "87.00"
     assert format_mean_ci(float("nan"), 0.1) == "-"
     assert format_mean_ci(np.float64(1.0), None) == "1.000"
+    assert format_mean_ci(95, None, 2) == "95.00"
+    assert format_mean_ci("n/a", None) == "n/a"

@@ -53,13 +53,22 @@ def fit_on_sample(estimator, X, y, samples, features=None):
     their sum, which ranges over 0 <= sum_j a_j <= cC, i.e. one point with cost cC. The decision
     function is the same (up to the solver's tolerance), each support vector is stored once
     and the kernel the solver works on shrinks by the duplicate rows (about a third of a
-    bootstrap of N draws from N). Other learners get the duplicated rows as drawn.
+    bootstrap of N draws from N). It holds for an SVC whose problem does not depend on the
+    rows' multiplicities otherwise: a numeric ``gamma`` (``"scale"`` takes the variance of
+    the rows it sees) and no ``class_weight``. Other learners get the duplicated rows as drawn.
     """
-    weight = None
-    if isinstance(estimator, SVC):
+    if _weights_equal_duplicates(estimator):
         samples, counts = np.unique(samples, return_counts=True)
-        weight = counts.astype(float)
+        return estimator.fit(_rows(X, samples, features), y[samples],
+                             sample_weight=counts.astype(float))
+    return estimator.fit(_rows(X, samples, features), y[samples])
+
+
+def _weights_equal_duplicates(estimator):
+    return (isinstance(estimator, SVC) and estimator.class_weight is None
+            and not isinstance(estimator.gamma, str))
+
+
+def _rows(X, samples, features):
     rows = X[samples]
-    if features is not None:
-        rows = rows[:, features]
-    return estimator.fit(rows, y[samples], sample_weight=weight)
+    return rows if features is None else rows[:, features]

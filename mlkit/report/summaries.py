@@ -51,13 +51,13 @@ def metric_table(records, metrics, reported=None, *, spread="ci", scale=1.0):
             paper = _paper_value(reported, dataset, method, m)
             digits = 2 if scale != 1 else 3
             if paper is not None:
-                row[f"{label} (paper)"] = format_mean_ci(float(paper), None, digits)
+                row[f"{label} (paper)"] = format_mean_ci(paper, None, digits)
             row[f"{label} (ours)"] = format_mean_ci(mean, half, digits)
         n_xv = [r["model"]["n_xv"] for r in recs if "n_xv" in r.get("model", {})]
         if n_xv:    # expansion vectors of kernel models (SparseMI's second table row)
             paper = _paper_value(reported, dataset, method, "n_xv")
             if paper is not None:
-                row["#XV (paper)"] = f"{float(paper):.1f}"
+                row["#XV (paper)"] = paper if isinstance(paper, str) else f"{paper:.1f}"
             row["#XV (ours)"] = f"{np.mean(n_xv):.1f}"
         row["runs"] = len(recs)
         row["fit time (s)"] = float(np.mean([r["timings"]["fit_s"] for r in recs]))

@@ -23,7 +23,10 @@ def format_number(value, digits=3):
 
 
 def format_mean_ci(mean, half_width, digits=3):
-    """'0.456 ± 0.003', or the mean alone when the interval is undefined."""
+    """'0.456 ± 0.003', or the mean alone when the interval is undefined; a string (e.g. a
+    paper's "-" or "n/a") is kept as written."""
+    if isinstance(mean, str):
+        return mean
     if mean is None or math.isnan(mean):
         return "-"
     if half_width is None or (isinstance(half_width, float) and math.isnan(half_width)):

@@ -91,7 +91,10 @@ class MIKernel(InstanceExpansionMixin, MIClassifierBase):
         Standardise instance features with the training instances' mean and deviation
         (sparse inputs are only scaled).
     normalization : {"average", "featurespace"}, default="average"
-        How the set kernel is normalised (not stated in [2]_; see above).
+        How the set kernel is normalised (not stated in [2]_; see above). With
+        "featurespace" a bag's score is no longer the mean of ``instance_decision_function``
+        over its instances: the mean (bias excluded) is divided by sqrt(K(X, X)) first, and
+        prediction computes the instance kernel within every test bag.
 
     Attributes
     ----------

@@ -17,6 +17,7 @@ import numpy as np
 from scipy.optimize import linprog
 from sklearn.utils._param_validation import Interval
 
+from ..._errors import SolverError
 from ...kernels import bag_reduce, rbf_kernel
 from ._base import MIClassifierBase
 
@@ -77,7 +78,7 @@ def _restricted_lp(S, y, cost_xi):
                       options=options)
         if res.status == 0:
             return res.x[:n] - res.x[n:2 * n], float(res.x[-1]), -res.ineqlin.marginals
-    raise RuntimeError(f"MILES: the 1-norm SVM linear programme failed with every HiGHS "
+    raise SolverError(f"MILES: the 1-norm SVM linear programme failed with every HiGHS "
                        f"solver: {res.message}")
 
 

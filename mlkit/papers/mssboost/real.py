@@ -409,8 +409,7 @@ def claim_2():
             [r["timings"]["fit_s"] for r in m])
         size = np.mean([r["model"]["model_size"] for r in b]) / np.mean(
             [r["model"]["model_size"] for r in m])
-        role_trec = any(d.get("role") == "TREC" and (d.get("label") or d.get("name")) == ds
-                        for d in _config_datasets(out_dir))
+        role_trec = any(d.role == "TREC" and d.display == ds for d in _config_datasets(out_dir))
         if role_trec:
             ok &= speed >= 60 and size >= 40
         parts.append(f"{ds}{' (TREC role)' if role_trec else ''}: train {speed:.2g}x faster, "
@@ -419,15 +418,17 @@ def claim_2():
 
 
 def _config_datasets(out_dir):
+    """The collections of a saved run, as DatasetSpecs (``display`` is the records' name)."""
     from ..._io import read_json
+    from ...config import DatasetSpec
 
-    return read_json(out_dir / "manifest.json")["config"]["datasets"]
+    return [DatasetSpec.model_validate(d)
+            for d in read_json(out_dir / "manifest.json")["config"]["datasets"]]
 
 
 def _trec_datasets(records, out_dir):
     """The collections in the paper's TREC role (claims 4, 6 and 7 are about TREC only)."""
-    trec = {d.get("label") or d.get("name") for d in _config_datasets(out_dir)
-            if d.get("role") == "TREC"}
+    trec = {d.display for d in _config_datasets(out_dir) if d.role == "TREC"}
     return [ds for ds in _datasets(records) if ds in trec]
 
 
@@ -464,7 +465,7 @@ def claim_5():
     records, out_dir, quick = _table2()
     if records is None:
         return _missing()
-    roles = {(d.get("label") or d.get("name")): d.get("role") for d in _config_datasets(out_dir)}
+    roles = {d.display: d.role for d in _config_datasets(out_dir)}
     ok, parts = True, []
     for ds in _datasets(records):
         sp = prediction_speedups(records, ds)
@@ -509,10 +510,11 @@ def claim_6():
         mss0 = _first_run(recs, "MSSBoost")
         best, n_top = best_on_frequent_sharing_labels(ap, _sharing(mss0, data.n_labels),
                                                       data.Y.mean(axis=0))
-        if n_top:
-            ok &= best >= 8 / 9 * n_top
-            parts.append(f"{ds}: best of the three on {best}/{n_top} of the most frequent "
-                         "labels that share models (paper: 8/9)")
+        ok &= n_top > 0 and best >= 8 / 9 * n_top
+        parts.append(f"{ds}: best of the three on {best}/{n_top} of the most frequent "
+                     "labels that share models (paper: 8/9)" if n_top else
+                     f"{ds}: no label uses other labels' models (paper: 8 of the 9 most "
+                     "frequent sharing labels)")
     return ClaimResult(ok, "; ".join(parts) + _tag(out_dir, quick))
 
 
@@ -530,9 +532,9 @@ def first_models_are_general(mss_record, freq, n_first=3):
     """Frequency rank (0 = most frequent) of the labels the first ``n_first`` selected
     models were learned for, and whether all lie in the more frequent half of the labels
     (claim 7: "the earliest models come from general labels"; general read as frequent)."""
-    own = np.asarray(mss_record["model"]["estimator_labels"])[:n_first]
+    own = np.asarray(mss_record["model"]["estimator_labels"], dtype=int)[:n_first]
     rank = np.argsort(np.argsort(-freq, kind="stable"), kind="stable")
-    return rank[own], bool(np.all(rank[own] < len(freq) / 2))
+    return rank[own], bool(own.size) and bool(np.all(rank[own] < len(freq) / 2))
 
 
 def borrowing_follows_cooccurrence(mss_record, Y, n_models=30):
@@ -540,21 +542,27 @@ def borrowing_follows_cooccurrence(mss_record, Y, n_models=30):
     "military"), read as: a label borrows, with a positive weight, the models of labels it
     co-occurs with. Returns (mean phi correlation of the labels of the (label, model) pairs
     with a positive weight on another label's model among the first ``n_models``, mean phi
-    over all label pairs, the three labels that borrow most as (label, [lenders]))."""
-    alphas = np.asarray(mss_record["model"]["alphas"])[:n_models]         # models x labels
-    own = np.asarray(mss_record["model"]["estimator_labels"])[:n_models]
+    over all label pairs, the three labels that borrow most as (label, [lenders])).
+    Labels constant on ``Y`` (no correlation defined) are left out of both means."""
     Y = np.asarray(Y, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        phi = np.nan_to_num(np.corrcoef(Y.T))
     n_labels = Y.shape[1]
+    alphas = np.asarray(mss_record["model"]["alphas"], dtype=float).reshape(-1, n_labels)
+    alphas = alphas[:n_models]                                             # models x labels
+    own = np.asarray(mss_record["model"]["estimator_labels"], dtype=int)[:n_models]
+    varies = Y.std(axis=0) > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        phi = np.atleast_2d(np.corrcoef(Y.T))
+    pairs = ~np.eye(n_labels, dtype=bool) & varies[:, None] & varies[None, :]
     borrow = (alphas > 0) & (own[:, None] != np.arange(n_labels)[None, :])
     t, l = np.nonzero(borrow)
-    off = ~np.eye(n_labels, dtype=bool)
+    keep = pairs[l, own[t]]
+    t, l = t[keep], l[keep]
     used = float(phi[l, own[t]].mean()) if t.size else float("nan")
+    overall = float(phi[pairs].mean()) if pairs.any() else float("nan")
     lenders = [(int(j), sorted({int(own[i]) for i in t[l == j]}))
                for j in np.argsort(-np.bincount(l, minlength=n_labels), kind="stable")[:3]
                if np.any(l == j)]
-    return used, float(phi[off].mean()), lenders
+    return used, overall, lenders
 
 
 @register_claim(PAPER, 7, "Fig. 8, TREC role: the earliest models come from general labels; "
@@ -598,6 +606,7 @@ def _load(out_dir, label):
     """The collection a saved run used, as its manifest's config names it."""
     from ...datasets import load_dataset
 
-    d = next(d for d in _config_datasets(out_dir) if (d.get("label") or d.get("name")) == label)
-    return load_dataset(d.get("name"), path=d.get("path"), format=d.get("format"),
-                        params=d.get("params"))
+    for d in _config_datasets(out_dir):
+        if d.display == label:
+            return load_dataset(d.name, path=d.path, format=d.format, params=d.params)
+    raise MlkitError(f"{out_dir / 'manifest.json'} names no collection {label!r}")
