@@ -5,6 +5,8 @@ substitutes (and the TRECVID-style generator) and every caption repeats the subs
 Figs. 5-8 render the runs of Table 2 (``runs_of="table2"``): nothing is trained twice.
 """
 
+import functools
+
 import numpy as np
 import pandas as pd
 from matplotlib.colors import ListedColormap
@@ -352,31 +354,33 @@ register_target(PAPER, "fig8", render_fig8, "MSSBoost's weight signs, labels x m
 
 
 # -- claims -------------------------------------------------------------------------------
-def _table2():
-    records, out_dir, quick = saved_results(resolve_target(f"{PAPER}/table2"))
-    return records, out_dir, quick
-
-
-def _missing():
-    return ClaimResult(None, "no saved results: run `mlkit reproduce mssboost/table2` "
-                             "(or with --quick) first")
+def _from_table2(sep="; ", suffix=""):
+    """Decorate ``fn(records, out_dir) -> (passed, parts)``, a claim measured on Table 2's
+    saved runs, into a claim: it loads the newest runs (full, else quick), says when there
+    are none, and joins the parts with ``sep``, then ``suffix`` and where the runs came from."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def claim():
+            records, out_dir, quick = saved_results(resolve_target(f"{PAPER}/table2"))
+            if records is None:
+                return ClaimResult(None, "no saved results: run `mlkit reproduce "
+                                         "mssboost/table2` (or with --quick) first")
+            ok, parts = fn(records, out_dir)
+            return ClaimResult(ok, sep.join(parts) + suffix
+                               + f" [{'quick' if quick else 'full'} results in {out_dir}]")
+        return claim
+    return decorate
 
 
 def _datasets(records):
     return sorted({r["dataset"] for r in records})
 
 
-def _tag(out_dir, quick):
-    return f" [{'quick' if quick else 'full'} results in {out_dir}]"
-
-
 @register_claim(PAPER, 1, "MSSBoost has the best Mean-AP of the six methods, significantly "
                 "better than Baseline, Subspace, RSBag, NSBoost; RSBag > Subspace; "
                 "NSBoost > RSBag")
-def claim_1():
-    records, out_dir, quick = _table2()
-    if records is None:
-        return _missing()
+@_from_table2(sep=" | ")
+def claim_1(records, out_dir):
     ok, parts = True, []
     for ds in _datasets(records):
         means = {m: _mean_metric(_by(records, ds, m))[0]
@@ -391,15 +395,13 @@ def claim_1():
         parts.append(f"{ds}: best {best}; " + ", ".join(f"{m} {v:.3f}" for m, v in
                                                        sorted(means.items(), key=lambda x: -x[1]))
                      + "; MSSBoost vs " + ", ".join(f"{m} p={p:.2g}" for m, (_, p) in sig.items()))
-    return ClaimResult(ok, " | ".join(parts) + _tag(out_dir, quick))
+    return ok, parts
 
 
 @register_claim(PAPER, 2, "MSSBoost trains ~60x faster than Baseline and its model is ~40x "
                 "smaller (TREC)")
-def claim_2():
-    records, out_dir, quick = _table2()
-    if records is None:
-        return _missing()
+@_from_table2(suffix=" (paper: ~60x, ~40x)")
+def claim_2(records, out_dir):
     ok, parts = True, []
     for ds in _datasets(records):
         b, m = _by(records, ds, "Baseline"), _by(records, ds, "MSSBoost")
@@ -414,7 +416,7 @@ def claim_2():
             ok &= speed >= 60 and size >= 40
         parts.append(f"{ds}{' (TREC role)' if role_trec else ''}: train {speed:.2g}x faster, "
                      f"model {size:.2g}x smaller")
-    return ClaimResult(ok, "; ".join(parts) + " (paper: ~60x, ~40x)" + _tag(out_dir, quick))
+    return ok, parts
 
 
 def _config_datasets(out_dir):
@@ -435,10 +437,8 @@ def _trec_datasets(records, out_dir):
 @register_claim(PAPER, 4, "TREC role: MSSBoost needs fewer models than NSBoost and RSBag to reach "
                 "a Mean-AP level (paper: 36 / 54 / 60 models for 0.38, i.e. 85% of Baseline) "
                 "and at 35 models is ~20% (relative) above NSBoost")
-def claim_4():
-    records, out_dir, quick = _table2()
-    if records is None:
-        return _missing()
+@_from_table2()
+def claim_4(records, out_dir):
     ok, parts = True, []
     for ds in _trec_datasets(records, out_dir):
         recs = _by(records, ds)
@@ -456,15 +456,13 @@ def claim_4():
         parts.append(f"{ds}: models to {level:.3f}: " + ", ".join(
             f"{m} {need[m] or 'not reached'}" for m in ENSEMBLES)
             + f"; at {t35 + 1} models MSSBoost {100 * rel:+.0f}% vs NSBoost")
-    return ClaimResult(ok, "; ".join(parts) + _tag(out_dir, quick))
+    return ok, parts
 
 
 @register_claim(PAPER, 5, "Prediction at 100% of Baseline Mean-AP is 20x (TREC) / 30x "
                 "(Consumer) cheaper; at 90%, 35x / 60x")
-def claim_5():
-    records, out_dir, quick = _table2()
-    if records is None:
-        return _missing()
+@_from_table2()
+def claim_5(records, out_dir):
     roles = {d.display: d.role for d in _config_datasets(out_dir)}
     ok, parts = True, []
     for ds in _datasets(records):
@@ -479,15 +477,13 @@ def claim_5():
             parts.append(f"{ds} @{int(frac * 100)}%: " + (
                 f"{t} models, {ours:.0f}x (paper {paper[frac]}x)" if t else
                 f"not reached (paper {paper[frac]}x)"))
-    return ClaimResult(ok, "; ".join(parts) + _tag(out_dir, quick))
+    return ok, parts
 
 
 @register_claim(PAPER, 6, "TREC role, per label: MSSBoost beats NSBoost on 30/39 and RSBag on 34/39 "
                 "labels (sign test p < 0.01)")
-def claim_6():
-    records, out_dir, quick = _table2()
-    if records is None:
-        return _missing()
+@_from_table2()
+def claim_6(records, out_dir):
     ok, parts = True, []
     for ds in _trec_datasets(records, out_dir):
         recs = _by(records, ds)
@@ -515,7 +511,7 @@ def claim_6():
                      "labels that share models (paper: 8/9)" if n_top else
                      f"{ds}: no label uses other labels' models (paper: 8 of the 9 most "
                      "frequent sharing labels)")
-    return ClaimResult(ok, "; ".join(parts) + _tag(out_dir, quick))
+    return ok, parts
 
 
 def best_on_frequent_sharing_labels(ap, shares, freq, n_top=9):
@@ -568,10 +564,8 @@ def borrowing_follows_cooccurrence(mss_record, Y, n_models=30):
 @register_claim(PAPER, 7, "Fig. 8, TREC role: the earliest models come from general labels; "
                 "labels borrow the models of related labels (paper: 'urban' uses 'car', "
                 "'road', 'airplane'; 'police' uses 'military')")
-def claim_7():
-    records, out_dir, quick = _table2()
-    if records is None:
-        return _missing()
+@_from_table2()
+def claim_7(records, out_dir):
     ok, parts = True, []
     for ds in _trec_datasets(records, out_dir):
         mss = _by(records, ds, "MSSBoost")
@@ -594,7 +588,7 @@ def claim_7():
                 for j, lend in lenders)
             + (" (synthetic labels: the paper's named pairs do not apply)" if data.synthetic
                else " (the paper's TREC label names are not in this collection)"))
-    return ClaimResult(ok, "; ".join(parts) + _tag(out_dir, quick))
+    return ok, parts
 
 
 def _first_run(records, method):
