@@ -57,7 +57,9 @@ class DatasetSpec(_Strict):
     ``label`` names its rows (default: the name or file name), ``role`` the paper collection
     it stands in for, and ``method_params`` per-dataset parameters of the methods, keyed by
     method label, or ``"*"`` for every method that takes the parameter and does not set it
-    itself (e.g. the rd/rf chosen for that collection); ``protocol`` changes the fields it
+    itself (e.g. the rd/rf chosen for that collection); ``method_grids`` likewise replaces,
+    per parameter, the values a method's ``grid`` searches on this dataset (e.g. wider kernel
+    widths where the features keep their raw scale); ``protocol`` changes the fields it
     names of the config's protocol for this dataset (e.g. 10-fold CV for MUSK, 50/50 splits
     for the others), so ``--seed`` still reaches every dataset.
     """
@@ -69,6 +71,7 @@ class DatasetSpec(_Strict):
     role: Optional[str] = None
     params: dict[str, Any] = Field(default_factory=dict)
     method_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    method_grids: dict[str, dict[str, list[Any]]] = Field(default_factory=dict)
     protocol: Optional[dict[str, Any]] = None   # fields of the config's protocol to change
 
     @field_validator("protocol")
@@ -88,6 +91,17 @@ class DatasetSpec(_Strict):
         valid = METHODS.get(method.name)._get_param_names()
         common = {k: v for k, v in self.method_params.get("*", {}).items() if k in valid}
         return {**common, **method.params, **self.method_params.get(method.display, {})}
+
+    def grid_for(self, method):
+        """The method's grid on this dataset: its own, with the values given under "*" (for
+        the parameters it searches) and then under its label replacing those parameters'."""
+        common = {k: v for k, v in self.method_grids.get("*", {}).items() if k in method.grid}
+        return {**method.grid, **common, **self.method_grids.get(method.display, {})}
+
+    def method_as_run(self, method):
+        """``method`` with this dataset's parameters and grid (what a run on it uses)."""
+        return method.model_copy(update={"params": self.params_for(method),
+                                         "grid": self.grid_for(method)})
 
     def protocol_over(self, protocol):
         """The protocol of this dataset: the config's, with the fields this dataset names."""
@@ -451,11 +465,22 @@ def _check_names(spec, path, node, origins):
             if k not in taken:
                 raise ConfigError(f"{at(*dloc, 'method_params', '*', k, key_line=True)}: no "
                                   f"method takes the parameter {k!r}{did_you_mean(k, taken)}")
-        for ref in ds.method_params:
-            if ref != "*" and ref not in labels:
-                raise ConfigError(f"{at(*dloc, 'method_params', ref, key_line=True)}: "
-                                  f"method_params names no method {ref!r}"
-                                  f"{did_you_mean(ref, labels)}; methods: {', '.join(labels)}")
+        searched = {p for m in spec.methods for p in m.grid}
+        for k in ds.method_grids.get("*", {}):
+            if k not in searched:
+                raise ConfigError(f"{at(*dloc, 'method_grids', '*', k, key_line=True)}: no "
+                                  f"method's grid searches {k!r}{did_you_mean(k, searched)}")
+        for field in ("method_params", "method_grids"):
+            for ref in getattr(ds, field):
+                if ref != "*" and ref not in labels:
+                    raise ConfigError(f"{at(*dloc, field, ref, key_line=True)}: {field} names "
+                                      f"no method {ref!r}{did_you_mean(ref, labels)}; "
+                                      f"methods: {', '.join(labels)}")
+                if field == "method_grids" and ref != "*":
+                    m = next(m for m in spec.methods if m.display == ref)
+                    _check_params(lookup(METHODS, m.name, "methods"), ds.method_grids[ref],
+                                  f"method {m.name!r}", lambda k, dloc=dloc, ref=ref:
+                                  at(*dloc, "method_grids", ref, k, key_line=True))
     for i, m in enumerate(spec.methods):
         cls = lookup(METHODS, m.name, "methods", i, "name")
         _check_params(cls, m.params, f"method {m.name!r}",

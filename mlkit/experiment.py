@@ -122,7 +122,8 @@ def make_splits(data, protocol):
 
 def _run_key(spec, dataset, method, split):
     payload = {
-        "dataset": dataset.model_dump(mode="json", exclude={"method_params", "label", "role",
+        "dataset": dataset.model_dump(mode="json", exclude={"method_params", "method_grids",
+                                                            "label", "role",
                                                             "protocol"}),
         "method": method.model_dump(mode="json", exclude={"label"}),
         # split r does not depend on how many repeats there are: adding repeats later
@@ -308,7 +309,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, pro
         for split in make_splits(data, ds.protocol_over(spec.protocol)):
             for spec_method in spec.methods:
                 # the method as run on this dataset, with its per-dataset parameters
-                method = spec_method.model_copy(update={"params": ds.params_for(spec_method)})
+                method = ds.method_as_run(spec_method)
                 key = _run_key(spec, ds, method, split)
                 path = record_path(out_dir, ds, method, split)
                 if not force and path.is_file():

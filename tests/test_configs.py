@@ -66,3 +66,17 @@ def test_label_ap_with_undefined_labels():
 
     ap = _label_ap([{"label_ap": [0.5, None]}, {"label_ap": [0.7, 0.2]}])
     np.testing.assert_allclose(ap, [0.6, 0.2])
+
+
+@pytest.mark.parametrize("grids,match", [
+    ("{'*': {rdd: [0.1]}}", r"c\.yaml:9: no method's grid searches 'rdd'.*'rd'"),
+    ("{MSBoost: {rd: [0.1]}}", r"method_grids names no method 'MSBoost'.*MSSBoost"),
+    ("{MSSBoost: {rff: [0.1]}}", r"rff"),
+])
+def test_bad_method_grids_are_refused_with_the_key(tmp_path, grids, match):
+    from mlkit._errors import ConfigError
+
+    path = _fig4(tmp_path, "params: {n_samples: 1000, random_state: 0}",
+                 f"params: {{n_samples: 1000, random_state: 0}}\n  method_grids: {grids}")
+    with pytest.raises(ConfigError, match=match):
+        load_spec(path, overrides=["methods.MSSBoost.grid={rd: [0.05, 0.3]}"])

@@ -128,6 +128,36 @@ def test_grid_chooses_parameters_by_cv_inside_each_run(tmp_path):
     assert all("curves" in r and len(r["model"]["alphas"]) == 20 for r in recs)
 
 
+def test_a_dataset_replaces_the_values_a_grid_searches(tmp_path):
+    """method_grids: "*" replaces a searched parameter's values for every method that
+    searches it, a label for that method only; other datasets keep the config's grid, and
+    their runs keep their keys (records are reused)."""
+    cfg = tmp_path / "two.yaml"
+    cfg.write_text(FIG4.read_text().replace(
+        "dataset:\n  name: mssboost-synthetic          # the paper's generator, reconstructed "
+        "(synthetic data)\n  params: {n_samples: 1000, random_state: 0}",
+        "datasets:\n  - {name: mssboost-synthetic, label: a, params: {random_state: 0}}\n"
+        "  - {name: mssboost-synthetic, label: b, params: {random_state: 1},\n"
+        "     method_grids: {'*': {rd: [0.4, 0.5]}, MSSBoost: {rf: [0.5]}}}"))
+    grid = ["methods.MSSBoost.grid={rd: [0.05, 0.3]}", "methods.RSBag.grid={rd: [0.05, 0.3]}",
+            "methods.MSSBoost.grid_folds=2", "methods.RSBag.grid_folds=2",
+            "methods.MSSBoost.grid_metric=hamming_error",
+            "methods.RSBag.grid_metric=hamming_error"]
+    spec = load_spec(cfg, overrides=SMALL[:1] + grid)
+    res = run(spec, tmp_path / "out")
+    for m in ("MSSBoost", "RSBag"):
+        assert all(r["chosen"]["rd"] in (0.05, 0.3) for r in res.records_of("a", m))
+        assert all(r["chosen"]["rd"] in (0.4, 0.5) for r in res.records_of("b", m))
+    assert all(r["chosen"]["rf"] == 0.5 for r in res.records_of("b", "MSSBoost"))
+    assert all("rf" not in r["chosen"] for r in res.records_of("b", "RSBag"))
+    assert all("chosen" not in r for r in res.records_of("b", "NSBoost"))   # no grid: none
+    # dropping b's override recomputes only b's gridded runs
+    plain = cfg.read_text().replace(", MSSBoost: {rf: [0.5]}", "")
+    cfg.write_text(plain)
+    again = run(load_spec(cfg, overrides=SMALL[:1] + grid), tmp_path / "out")
+    assert again.computed == 3 and again.reused == 15
+
+
 def test_several_datasets_with_their_own_method_parameters(tmp_path):
     cfg = tmp_path / "two.yaml"
     cfg.write_text(FIG4.read_text().replace(
