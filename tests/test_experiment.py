@@ -128,17 +128,23 @@ def test_grid_chooses_parameters_by_cv_inside_each_run(tmp_path):
     assert all("curves" in r and len(r["model"]["alphas"]) == 20 for r in recs)
 
 
-def test_a_dataset_replaces_the_values_a_grid_searches(tmp_path):
-    """method_grids: "*" replaces a searched parameter's values for every method that
-    searches it, a label for that method only; other datasets keep the config's grid, and
-    their runs keep their keys (records are reused)."""
+def _two_datasets(tmp_path, b_settings):
+    """fig4.yaml on two synthetic datasets, a and b; b carries ``b_settings``."""
     cfg = tmp_path / "two.yaml"
     cfg.write_text(FIG4.read_text().replace(
         "dataset:\n  name: mssboost-synthetic          # the paper's generator, reconstructed "
         "(synthetic data)\n  params: {n_samples: 1000, random_state: 0}",
         "datasets:\n  - {name: mssboost-synthetic, label: a, params: {random_state: 0}}\n"
         "  - {name: mssboost-synthetic, label: b, params: {random_state: 1},\n"
-        "     method_grids: {'*': {rd: [0.4, 0.5]}, MSSBoost: {rf: [0.5]}}}"))
+        f"     {b_settings}}}"))
+    return cfg
+
+
+def test_a_dataset_replaces_the_values_a_grid_searches(tmp_path):
+    """method_grids: "*" replaces a searched parameter's values for every method that
+    searches it, a label for that method only; other datasets keep the config's grid, and
+    their runs keep their keys (records are reused)."""
+    cfg = _two_datasets(tmp_path, "method_grids: {'*': {rd: [0.4, 0.5]}, MSSBoost: {rf: [0.5]}}")
     grid = ["methods.MSSBoost.grid={rd: [0.05, 0.3]}", "methods.RSBag.grid={rd: [0.05, 0.3]}",
             "methods.MSSBoost.grid_folds=2", "methods.RSBag.grid_folds=2",
             "methods.MSSBoost.grid_metric=hamming_error",
@@ -159,13 +165,8 @@ def test_a_dataset_replaces_the_values_a_grid_searches(tmp_path):
 
 
 def test_several_datasets_with_their_own_method_parameters(tmp_path):
-    cfg = tmp_path / "two.yaml"
-    cfg.write_text(FIG4.read_text().replace(
-        "dataset:\n  name: mssboost-synthetic          # the paper's generator, reconstructed "
-        "(synthetic data)\n  params: {n_samples: 1000, random_state: 0}",
-        "datasets:\n  - {name: mssboost-synthetic, label: a, params: {random_state: 0}}\n"
-        "  - {name: mssboost-synthetic, label: b, params: {random_state: 1},\n"
-        "     method_params: {'*': {C: 2.0, rd: 0.3}, MSSBoost: {n_estimators: 4, rd: 0.3}}}"))
+    cfg = _two_datasets(tmp_path, "method_params: {'*': {C: 2.0, rd: 0.3}, "
+                                  "MSSBoost: {n_estimators: 4, rd: 0.3}}")
     res = run(load_spec(cfg, overrides=SMALL[:1]), tmp_path / "out")
     assert set(res.datasets) == {"a", "b"} and res.computed == 18
     b_mss = res.records_of(dataset="b", method="MSSBoost")
