@@ -1,9 +1,12 @@
 """Name -> method, dataset, data format, metric, target and claim registries.
 
 Every name a config or the CLI may use is looked up here, so an unknown name always gets the
-same kind of error, listing the closest registered names. Built-in modules register their
-entries when imported; third-party packages add theirs through the ``mlkit.plugins``
-entry-point group: each entry point names a module whose import registers its entries::
+same kind of error, listing the closest registered names. Every module registers its own
+entries when imported, and :func:`load_plugins` imports every module of the packages
+``mlkit.methods``, ``mlkit.datasets`` and ``mlkit.papers`` (package discovery: no list to
+edit when a method, reader or paper is added). Third-party packages add theirs through the
+``mlkit.plugins`` entry-point group: each entry point names a module whose import registers
+its entries::
 
     [project.entry-points."mlkit.plugins"]
     mytool = "mytool.mlkit_plugin"
@@ -11,6 +14,7 @@ entry-point group: each entry point names a module whose import registers its en
 
 import importlib
 import logging
+import pkgutil
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -25,12 +29,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "mlkit.plugins"
-_BUILTIN_MODULES = (
-    "mlkit.metrics",
-    "mlkit.methods",
-    "mlkit.datasets",
-    "mlkit.papers.mssboost",
-)
+#: modules imported first; then every module of the packages below
+_BUILTIN_MODULES = ("mlkit.metrics",)
+_DISCOVERED_PACKAGES = ("mlkit.methods", "mlkit.datasets", "mlkit.papers")
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,9 @@ def load_plugins():
     try:
         for module in _BUILTIN_MODULES:
             importlib.import_module(module)
+        for package in _DISCOVERED_PACKAGES:
+            for module in _package_modules(package):
+                importlib.import_module(module)
     except BaseException:
         _loaded = False     # a failed import is retried on the next look-up
         raise
@@ -122,6 +126,15 @@ def load_plugins():
             ep.load()
         except Exception as exc:  # a broken plugin must not take the CLI down
             logger.warning("mlkit plugin %r (%s) failed to load: %s", ep.name, ep.value, exc)
+
+
+def _package_modules(package):
+    """Every module below ``package`` (itself first), in a stable order."""
+    pkg = importlib.import_module(package)
+    names = [package]
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=package + "."):
+        names.append(info.name)
+    return sorted(names)
 
 
 def all_estimators():

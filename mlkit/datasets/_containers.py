@@ -10,7 +10,71 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-__all__ = ["MultiLabelDataset", "MultiInstanceDataset", "MultiViewDataset"]
+__all__ = ["MultiLabelDataset", "MultiInstanceDataset", "MultiViewDataset", "Views"]
+
+
+class Views:
+    """Per-view feature matrices of the same n samples, indexed by rows as one object.
+
+    ``views[rows]`` (an index array, a boolean mask or a slice) is the ``Views`` of those
+    samples in every view, so scikit-learn's splitters and ``GridSearchCV`` (which index
+    ``X[rows, ...]`` when ``X`` has a ``shape``) split a multi-view input exactly as a matrix.
+    Each view stays as given: dense arrays stay dense and scipy.sparse matrices sparse.
+
+    Parameters
+    ----------
+    views : list of (n, d_v) arrays or sparse matrices
+    names : list of str, optional
+        One name per view (default "view 1", "view 2", ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> v = Views([np.zeros((4, 2)), np.ones((4, 3))], names=["colour", "texture"])
+    >>> v.shape, v.dims, v[[0, 2]].shape
+    ((4, 5), [2, 3], (2, 5))
+    """
+
+    def __init__(self, views, names=None):
+        views = list(views)
+        if not views:
+            raise ValueError("Views needs at least one view")
+        rows = {X.shape[0] for X in views}
+        if len(rows) != 1:
+            raise ValueError(f"every view needs the same number of rows (samples); got "
+                             f"{[X.shape[0] for X in views]}")
+        self.views = views
+        self.names = list(names) if names is not None else [f"view {v + 1}"
+                                                            for v in range(len(views))]
+        if len(self.names) != len(views):
+            raise ValueError(f"{len(self.names)} view names for {len(views)} views")
+
+    @property
+    def shape(self):
+        """(n_samples, total number of features over the views)."""
+        return (self.views[0].shape[0], int(sum(X.shape[1] for X in self.views)))
+
+    @property
+    def dims(self):
+        """The number of features of each view."""
+        return [int(X.shape[1]) for X in self.views]
+
+    def __len__(self):
+        return self.views[0].shape[0]
+
+    def __getitem__(self, rows):
+        if isinstance(rows, tuple):          # X[rows, ...], as sklearn's _safe_indexing asks
+            rows = rows[0]
+        if isinstance(rows, (int, np.integer)):
+            rows = [rows]
+        if not isinstance(rows, slice):
+            rows = np.asarray(rows)
+            if rows.dtype == bool:
+                rows = np.flatnonzero(rows)
+        return Views([X[rows] for X in self.views], self.names)
+
+    def __repr__(self):
+        return f"Views(n={len(self)}, dims={dict(zip(self.names, self.dims))})"
 
 
 @dataclass
@@ -176,7 +240,8 @@ class MultiViewDataset(_Dataset):
 
     @property
     def inputs(self):
-        return self.views
+        """The views as one row-indexable :class:`Views` (what multi-view ``fit`` takes)."""
+        return Views(self.views, self.view_names)
 
     @property
     def target(self):

@@ -3,7 +3,55 @@
 import numpy as np
 from sklearn.svm import SVC
 
-__all__ = ["balanced_bootstrap", "random_subspace", "n_subspace_features", "fit_on_sample"]
+__all__ = ["bootstrap", "out_of_bag", "balanced_bootstrap", "random_subspace",
+           "n_subspace_features", "fit_on_sample"]
+
+
+def bootstrap(n, rng, size=None, *, y=None, max_tries=100):
+    """Indices of a bootstrap sample: ``size`` (default ``n``) draws with replacement from
+    ``range(n)``, the one sampling routine of every bagged ensemble in mlkit.
+
+    Parameters
+    ----------
+    n : int
+        Number of examples to draw from.
+    rng : numpy.random.Generator
+    size : int, optional
+        Number of draws (default ``n``).
+    y : array-like of shape (n,), optional
+        Class labels: when given, a sample that misses a class is redrawn (up to
+        ``max_tries`` times), so every learner sees every class.
+    max_tries : int, default=100
+
+    Returns
+    -------
+    samples : ndarray of int, shape (size,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = bootstrap(5, np.random.default_rng(0))
+    >>> s.shape, bool(out_of_bag(s, 5).any())
+    ((5,), True)
+    """
+    size = n if size is None else int(size)
+    if y is None:
+        return rng.integers(0, n, size)
+    y = np.asarray(y)
+    n_classes = len(np.unique(y))
+    for _ in range(max_tries):
+        samples = rng.integers(0, n, size)
+        if len(np.unique(y[samples])) == n_classes:
+            return samples
+    raise ValueError(f"no bootstrap sample of {size} draws in {max_tries} held every one of "
+                     f"the {n_classes} classes; a class has too few examples")
+
+
+def out_of_bag(samples, n):
+    """Boolean mask of the examples of ``range(n)`` that ``samples`` never drew."""
+    mask = np.ones(n, dtype=bool)
+    mask[samples] = False
+    return mask
 
 
 def balanced_bootstrap(positive, n_draws, rng):

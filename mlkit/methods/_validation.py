@@ -5,7 +5,8 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array
 
-__all__ = ["check_multilabel_Y", "check_bags", "check_bag_labels"]
+__all__ = ["check_multilabel_Y", "check_bags", "check_bag_labels", "check_views",
+           "check_groups"]
 
 
 def check_multilabel_Y(Y, n_samples, estimator):
@@ -189,3 +190,124 @@ def check_bag_labels(y, n_bags, estimator):
     if len(classes) == 2:
         return classes, np.where(idx == 1, 1.0, -1.0)[:, None]
     return classes, np.where(idx[:, None] == np.arange(len(classes)), 1.0, -1.0)
+
+
+def _as_view(X, v, name, accept_sparse):
+    """One view as a 2-D float array or CSR matrix with finite values; errors name the view."""
+    if sp.issparse(X):
+        if not accept_sparse:
+            raise TypeError(f"{name}: view {v} is a sparse matrix; this estimator needs dense "
+                            "views (use X.toarray())")
+        X = sp.csr_matrix(X, dtype=float)
+        values = X.data
+    else:
+        try:
+            X = np.asarray(X, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: view {v} could not be converted to a float array: "
+                             f"{exc}") from None
+        values = X
+    if X.ndim != 2:
+        raise ValueError(f"{name}: view {v} is an array of shape {X.shape}; every view must be "
+                         "a 2-D (n_samples, n_features) matrix")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name}: view {v} has 0 features")
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name}: view {v} contains NaN or infinity; impute or drop those "
+                         "values before fitting")
+    return X
+
+
+def check_views(views, estimator, *, fitted_dims=None, accept_sparse=True):
+    """Validate multi-view input and return its views and names.
+
+    Parameters
+    ----------
+    views : Views, list or tuple of matrices, or dict of name -> matrix
+        One (n_samples, d_v) array-like or scipy.sparse matrix per view (modality, feature
+        group), all with the same rows. A :class:`mlkit.datasets.Views` (what a
+        ``MultiViewDataset`` gives as ``inputs``) keeps its view names.
+    estimator : object
+        The caller, named in error messages.
+    fitted_dims : list of int, optional
+        The view dimensions seen in ``fit`` (when predicting): the views must match them.
+    accept_sparse : bool, default=True
+        Whether sparse views are allowed (returned as CSR, never densified).
+
+    Returns
+    -------
+    Xs : list of ndarray or CSR matrix, float
+        The views in order.
+    names : list of str
+        Their names ("view 1", ... when none were given).
+    """
+    from ..datasets._containers import Views
+
+    name = type(estimator).__name__
+    if isinstance(views, Views):
+        mats, names = list(views.views), list(views.names)
+    elif isinstance(views, dict):
+        names, mats = [str(k) for k in views], list(views.values())
+    elif isinstance(views, (list, tuple)):
+        mats, names = list(views), [f"view {v + 1}" for v in range(len(views))]
+    else:
+        raise TypeError(
+            f"{name} expects the views as a list or dict of (n_samples, n_features) matrices "
+            f"or a mlkit.datasets.Views, got {type(views).__name__}; for one feature matrix "
+            "with column groups use check_groups / the estimator's `groups` parameter")
+    if not mats:
+        raise ValueError(f"{name}: got 0 views; at least one is required")
+    Xs = [_as_view(X, v, name, accept_sparse) for v, X in enumerate(mats)]
+    rows = [X.shape[0] for X in Xs]
+    if len(set(rows)) != 1:
+        raise ValueError(f"{name}: the views have different numbers of rows {rows}; every view "
+                         "must describe the same samples")
+    if rows[0] == 0:
+        raise ValueError(f"{name}: the views have 0 samples; at least one is required")
+    if fitted_dims is not None:
+        dims = [X.shape[1] for X in Xs]
+        if list(dims) != list(fitted_dims):
+            raise ValueError(f"{name}: views of dimensions {dims}, but {name} was fitted on "
+                             f"views of dimensions {list(fitted_dims)}")
+    return Xs, names
+
+
+def check_groups(X, groups, estimator):
+    """Split one feature matrix into views by a column-groups description.
+
+    Parameters
+    ----------
+    X : (n_samples, n_features) array-like or sparse matrix
+    groups : dict of name -> column indices or slice, or list of column-index lists
+        Every column belongs to at most one group; the groups need not cover all columns.
+    estimator : object
+        The caller, named in error messages.
+
+    Returns
+    -------
+    Views
+        One view per group, in the order given.
+    """
+    from ..datasets._containers import Views
+
+    name = type(estimator).__name__
+    X = _as_view(X, 0, name, accept_sparse=True)
+    d = X.shape[1]
+    items = list(groups.items()) if isinstance(groups, dict) else \
+        [(f"group {g + 1}", cols) for g, cols in enumerate(groups)]
+    if not items:
+        raise ValueError(f"{name}: groups is empty; give at least one group of columns")
+    seen = np.zeros(d, dtype=bool)
+    views, names = [], []
+    for gname, cols in items:
+        idx = np.arange(d)[cols] if isinstance(cols, slice) else np.asarray(cols, dtype=int)
+        if idx.size == 0:
+            raise ValueError(f"{name}: group {gname!r} has no columns")
+        if idx.min() < 0 or idx.max() >= d:
+            raise ValueError(f"{name}: group {gname!r} names columns outside 0..{d - 1}")
+        if seen[idx].any():
+            raise ValueError(f"{name}: group {gname!r} shares columns with an earlier group")
+        seen[idx] = True
+        views.append(X[:, idx])
+        names.append(str(gname))
+    return Views(views, names)

@@ -23,6 +23,7 @@ from threadpoolctl import threadpool_limits
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..registry import METHODS
 from ._base_models import BOUNDS, fit_subspace_model, make_base_learner
 from ._multilabel import MultiLabelClassifier
 
@@ -470,3 +471,11 @@ class NSBoost(_SubspaceBoosting):
     """
 
     _sharing = False
+
+
+METHODS.register("rsbag", RSBag, summary="round-robin random subspace bagging (Yan et al. 2007, Alg. 1)",
+                 family="multilabel", paper="mssboost")
+METHODS.register("nsboost", NSBoost, summary="non-shared subspace boosting (Yan et al. 2007, Sec. 4.1)",
+                 family="multilabel", paper="mssboost")
+METHODS.register("mssboost", MSSBoost, summary="model-shared subspace boosting (Yan et al. 2007, Alg. 2)",
+                 family="multilabel", paper="mssboost")

@@ -19,6 +19,7 @@ from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
+from ..registry import METHODS
 from ._base_models import svm_scores
 from ._multilabel import MultiLabelClassifier
 from ._sampling import fit_on_sample
@@ -175,3 +176,11 @@ class Subspace(RSBag):
 
     def _n_rounds(self, n_labels):
         return n_labels
+
+
+METHODS.register("baseline-svm", BaselineSVM, summary="one RBF SVM per label on all data (Yan et al. 2007, Table 2)",
+                 family="multilabel", paper="mssboost")
+METHODS.register("bagging-svm", BaggingSVM, summary="10 bagged RBF SVMs per label (Yan et al. 2007, Table 2)",
+                 family="multilabel", paper="mssboost")
+METHODS.register("subspace", Subspace, summary="one subspace model per label (Yan et al. 2007, Table 2)",
+                 family="multilabel", paper="mssboost")

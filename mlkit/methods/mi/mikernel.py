@@ -14,6 +14,7 @@ from sklearn.svm import SVC
 from sklearn.utils._param_validation import StrOptions
 
 from ...kernels import bag_reduce, rbf_kernel, set_kernel
+from ...registry import METHODS
 from ._base import InstanceExpansionMixin, MIClassifierBase, bag_index
 
 __all__ = ["MIKernel", "fit_set_kernel_svm"]
@@ -148,3 +149,7 @@ class MIKernel(InstanceExpansionMixin, MIClassifierBase):
         num = bag_reduce(rbf_kernel(X, Z, self.gamma_), offsets, "mean") @ self.dual_coef_.T
         F = num / np.sqrt(_self_set_kernel(X, offsets, self.gamma_))[:, None] + self.intercept_
         return F[:, 0] if F.shape[1] == 1 else F
+
+
+METHODS.register("mi-kernel", MIKernel, summary="MI-Kernel: SVM on the normalised set kernel (Gaertner et al. 2002)",
+                 family="multi-instance", paper="sparsemi")

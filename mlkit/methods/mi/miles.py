@@ -19,6 +19,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..._errors import SolverError
 from ...kernels import bag_reduce, rbf_kernel
+from ...registry import METHODS
 from ._base import MIClassifierBase
 
 __all__ = ["MILES", "miles_embedding", "fit_l1_svm"]
@@ -230,3 +231,7 @@ class MILES(MIClassifierBase):
 
     def _bag_scores(self, K, offsets):
         return bag_reduce(K, offsets, "max") @ self.dual_coef_.T + self.intercept_
+
+
+METHODS.register("miles", MILES, summary="MILES: instance-similarity embedding + 1-norm SVM (Chen et al. 2006)",
+                 family="multi-instance", paper="sparsemi")

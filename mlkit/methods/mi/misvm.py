@@ -23,6 +23,7 @@ from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval
 
 from ...kernels import bag_reduce, rbf_kernel
+from ...registry import METHODS
 from ._base import InstanceExpansionMixin, MIClassifierBase, bag_argmax, bag_index
 
 __all__ = ["miSVM", "MISVM"]
@@ -227,3 +228,9 @@ class MISVM(_AlternatingSVM):
             a = np.zeros(K.shape[0])
             a[np.r_[witness, neg_inst][sv]] = dual      # witnesses and negatives are distinct
         return a, b, self.max_iter, False
+
+
+METHODS.register("mi-svm", miSVM, summary="mi-SVM: instance-level alternating SVM (Andrews et al. 2002)",
+                 family="multi-instance", paper="sparsemi")
+METHODS.register("mi-svm-bag", MISVM, summary="MI-SVM: bag-level witness alternating SVM (Andrews et al. 2002)",
+                 family="multi-instance", paper="sparsemi")

@@ -23,6 +23,7 @@ from sklearn.utils._param_validation import Interval
 from threadpoolctl import threadpool_limits
 
 from ...kernels import bag_reduce, dense_dot, rbf_kernel, squared_norms
+from ...registry import METHODS
 from ._base import InstanceExpansionMixin, MIClassifierBase
 from ._label_mean import KZ_RIDGE, fit_label_mean_svm
 from .mikernel import fit_set_kernel_svm
@@ -292,3 +293,9 @@ class RSVM(InstanceExpansionMixin, MIClassifierBase):
         beta, self.intercept_, self.objective_ = fit_label_mean_svm(A, Y, K_z, self.C)
         self.expansion_vectors_ = Z
         self.dual_coef_ = np.ascontiguousarray(beta.T)
+
+
+METHODS.register("rs", RS, summary="RS: reduced-set approximation of MI-Kernel with N_XV vectors (Fu et al. 2013)",
+                 family="multi-instance", paper="sparsemi")
+METHODS.register("rsvm", RSVM, summary="RSVM: N_XV random instances as expansion vectors (Fu et al. 2013)",
+                 family="multi-instance", paper="sparsemi")
