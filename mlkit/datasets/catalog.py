@@ -52,4 +52,26 @@ def describe(name, fmt=None):
                          + (f" url={f.url}" if f.url else ""))
     lines.append(f"provenance: {data.provenance}")
     lines += [f"{k}: {v}" for k, v in data.statistics().items()]
+    if getattr(data, "views", None) is not None:      # multi-view: per-class and per-view counts
+        lines += _multiview_lines(data)
     return lines
+
+
+def _multiview_lines(data):
+    """'class <name>: <count>' per class (a 1-D target) and 'view <name>: <dim>-D' per view."""
+    import numpy as np
+
+    lines = []
+    if data.y.ndim == 1:
+        classes, counts = np.unique(data.y, return_counts=True)
+        names = data.class_names
+        labels = [str(names[c]) if names is not None else str(c) for c in classes]
+        lines += [f"{_prefixed('class', s)}: {int(k)}" for s, k in zip(labels, counts)]
+    lines += [f"{_prefixed('view', str(name))}: {X.shape[1]}-D"
+              for name, X in zip(data.view_names, data.views)]
+    return lines
+
+
+def _prefixed(word, name):
+    """'class 3' for '3', but 'class 3' (not 'class class 3') for 'class 3'."""
+    return name if name.startswith(word) else f"{word} {name}"
