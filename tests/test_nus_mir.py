@@ -1,0 +1,170 @@
+"""NUS-WIDE and MIR Flickr readers on small fixture files written in the official layouts."""
+
+import numpy as np
+import pytest
+
+from mlkit._errors import DataError
+from mlkit.datasets import load_dataset
+from mlkit.datasets.nuswide import (NUS_ANIMAL_CONCEPTS, NUS_FEATURES, load_nus_animal,
+                                    read_feature_matrix, read_nus_wide)
+from mlkit.registry import DATASETS, FORMATS
+
+DIMS = {f: d for f, (_, d) in NUS_FEATURES.items()}
+ANIMALS = list(NUS_ANIMAL_CONCEPTS.values())
+
+
+def _write_matrix(path, X, *, integer=False):
+    """Official style: space-separated, each row ending with a space."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fmt = "%d" if integer else "%.6f"
+    path.write_text("".join(" ".join(fmt % v for v in row) + " \n" for row in X))
+
+
+def _write_labels(path, col):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{int(v)}\n" for v in col))
+
+
+def _feature_name(feature, part):
+    stem = NUS_FEATURES[feature][0]
+    if feature == "bow":
+        return "BoW_int.dat" if part is None else f"BoW_{part}_int.dat"
+    return f"Normalized_{stem}.dat" if part is None else f"{part}_Normalized_{stem}.dat"
+
+
+def write_nus(root, Y, concepts, *, part=None, seed=0):
+    """Write NUS-WIDE files for labels Y (n, L); return the views written."""
+    rng = np.random.default_rng(seed)
+    views = {}
+    for f, d in DIMS.items():
+        X = rng.integers(0, 9, (len(Y), d)) if f == "bow" else rng.random((len(Y), d))
+        X = np.round(X, 6)
+        _write_matrix(root / "Low_Level_Features" / _feature_name(f, part), X,
+                      integer=f == "bow")
+        views[f] = X
+    for j, c in enumerate(concepts):
+        sub = "AllLabels" if part is None else "TrainTestLabels"
+        name = f"Labels_{c}.txt" if part is None else f"Labels_{c}_{part}.txt"
+        _write_labels(root / "Groundtruth" / sub / name, Y[:, j])
+    return views
+
+
+def _animal_labels(n, seed):
+    """Rows 0..n-1: class (row mod 12) alone, every 5th row also a second animal, every 7th
+    row no animal."""
+    Y = np.zeros((n, 12), dtype=int)
+    Y[np.arange(n), np.arange(n) % 12] = 1
+    Y[::5, (np.arange(n)[::5] + 1) % 12] = 1
+    Y[::7] = 0
+    return Y
+
+
+@pytest.fixture
+def nus_all(tmp_path):
+    Y = _animal_labels(40, 0)
+    views = write_nus(tmp_path / "nus-wide", Y, ANIMALS)
+    return tmp_path, Y, views
+
+
+def test_nus_animal_single_label_rows_and_values(nus_all):
+    home, Y, views = nus_all
+    data = load_nus_animal(data_home=home)
+    keep = np.flatnonzero(Y.sum(axis=1) == 1)
+    assert data.name == "nus-animal" and not data.synthetic
+    assert data.class_names == list(NUS_ANIMAL_CONCEPTS)
+    assert [X.shape[1] for X in data.views] == [500, 64, 225, 144, 73, 128]
+    np.testing.assert_array_equal(data.y, np.argmax(Y[keep], axis=1))
+    for X, f in zip(data.views, NUS_FEATURES):
+        np.testing.assert_allclose(X, views[f][keep])
+    assert data.splits == {}
+    assert len(data.inputs[[0, 1]]) == 2
+
+
+def test_nus_animal_is_registered(nus_all, monkeypatch):
+    home, Y, _ = nus_all
+    monkeypatch.setenv("MLKIT_DATA", str(home))
+    entry = DATASETS.entry("nus-animal")
+    assert entry.meta["kind"] == "multi-view" and entry.meta["synthetic"] is False
+    data = load_dataset("nus-animal", params={"features": ["ch", "wt"]})
+    assert data.view_names == ["colour histogram", "wavelet texture"]
+    assert len(data) == int((Y.sum(axis=1) == 1).sum())
+
+
+def test_nus_wide_format_multilabel_and_split_layout(tmp_path):
+    concepts = ["animal", "sky"]
+    rng = np.random.default_rng(1)
+    Ytr, Yte = rng.integers(0, 2, (9, 2)), rng.integers(0, 2, (6, 2))
+    vtr = write_nus(tmp_path, Ytr, concepts, part="Train", seed=1)
+    vte = write_nus(tmp_path, Yte, concepts, part="Test", seed=2)
+    assert "nus-wide" in FORMATS
+    data = load_dataset(path=tmp_path, format="nus-wide", params={"features": ["edh"]})
+    assert data.class_names == concepts      # found from the label files, sorted
+    np.testing.assert_array_equal(data.y, np.vstack([Ytr, Yte]))
+    np.testing.assert_allclose(data.views[0], np.vstack([vtr["edh"], vte["edh"]]))
+    np.testing.assert_array_equal(data.splits["train"], np.arange(9))
+    np.testing.assert_array_equal(data.splits["test"], np.arange(9, 15))
+
+
+def test_nus_missing_files_one_line_naming_them(tmp_path):
+    with pytest.raises(DataError) as err:
+        load_nus_animal(data_home=tmp_path)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert str(tmp_path / "nus-wide") in msg
+    for needed in ("Low_Level_Features/Normalized_CH.dat", "Low_Level_Features/BoW_int.dat",
+                   "Groundtruth/AllLabels/Labels_whales.txt"):
+        assert needed in msg
+    Y = _animal_labels(20, 0)
+    write_nus(tmp_path / "nus-wide", Y, ANIMALS)
+    (tmp_path / "nus-wide" / "Low_Level_Features" / "Normalized_WT.dat").unlink()
+    with pytest.raises(DataError, match="Normalized_WT.dat"):
+        load_nus_animal(data_home=tmp_path)
+
+
+def _set_token(lines, row, value):
+    tokens = lines[row].split()
+    tokens[0] = value
+    lines[row] = " ".join(tokens)
+
+
+@pytest.mark.parametrize("corrupt, where", [
+    (lambda ls: ls.__setitem__(1, ls[1] + " 0.5"), r"line 2: 65 values, expected 64"),
+    (lambda ls: ls.__setitem__(2, ""), r"line 3: 0 values, expected 64"),
+    (lambda ls: _set_token(ls, 2, "abc"), r"line 3: value 1 'abc' is not a number"),
+    (lambda ls: _set_token(ls, 1, "nan"), r"line 2: value 1 'nan' is NaN or infinite"),
+    (lambda ls: ls.append(ls[0]), r"41 lines, expected 40"),
+])
+def test_nus_malformed_feature_file(nus_all, corrupt, where):
+    home, _, _ = nus_all
+    path = home / "nus-wide" / "Low_Level_Features" / "Normalized_CH.dat"
+    lines = path.read_text().splitlines()
+    corrupt(lines)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=where) as err:
+        load_nus_animal(data_home=home, features=["ch"])
+    assert "Normalized_CH.dat" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_nus_malformed_label_files(nus_all):
+    home, _, _ = nus_all
+    path = home / "nus-wide" / "Groundtruth" / "AllLabels" / "Labels_tiger.txt"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:-1]) + "\n")
+    with pytest.raises(DataError, match=r"Labels_tiger.txt: 39 lines, expected 40"):
+        load_nus_animal(data_home=home)
+    lines[3] = "2"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=r"Labels_tiger.txt, line 4: label '2' is not 0 or 1"):
+        load_nus_animal(data_home=home)
+
+
+def test_read_feature_matrix_subset_rows_and_checks(tmp_path):
+    path = tmp_path / "m.dat"
+    X = np.arange(12.0).reshape(4, 3)
+    _write_matrix(path, X)
+    np.testing.assert_array_equal(read_feature_matrix(path), X)
+    np.testing.assert_array_equal(read_feature_matrix(path, rows=[3, 1], n_rows=4), X[[3, 1]])
+    with pytest.raises(DataError, match="4 lines, expected 5"):
+        read_feature_matrix(path, n_rows=5)
+    with pytest.raises(DataError, match="line 1: 3 values, expected 2"):
+        read_feature_matrix(path, dim=2)
