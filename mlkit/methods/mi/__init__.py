@@ -8,5 +8,6 @@ from .mikernel import MIKernel
 from .miles import MILES
 from .misvm import MISVM, miSVM
 from .reduced import RS, RSVM
+from .sparsemi import SparseMI
 
-__all__ = ["miSVM", "MISVM", "MIKernel", "MILES", "RS", "RSVM"]
+__all__ = ["miSVM", "MISVM", "MIKernel", "MILES", "RS", "RSVM", "SparseMI"]

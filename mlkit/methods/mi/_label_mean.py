@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["KZ_RIDGE", "LBFGS_OPTIONS", "label_mean_objective", "fit_label_mean_svm"]
 
@@ -25,6 +25,16 @@ KZ_RIDGE = 1e-8
 #: L-BFGS-B stopping rules, tighter than scipy's defaults (ftol 2.2e-9, gtol 1e-5) so that
 #: decision values do not depend on rounding (sparse and dense input agree to ~1e-6).
 LBFGS_OPTIONS = {"ftol": 1e-12, "gtol": 1e-8}
+
+_CONTROLLER = []
+
+
+def single_threaded_blas():
+    """A context limiting BLAS to one thread; the library scan (~10 ms) is done only once,
+    since SparseMI's outer loop solves hundreds of small problems."""
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 def label_mean_objective(params, A, y, K_Z, C):
@@ -63,7 +73,7 @@ def label_mean_objective(params, A, y, K_Z, C):
     return value, np.r_[Kb + C * (A.T @ dloss), C * dloss.sum()]
 
 
-def fit_label_mean_svm(A, Y, K_Z, C):
+def fit_label_mean_svm(A, Y, K_Z, C, init=None):
     """Minimise Q(beta, rho) with L-BFGS (as in Sec. IV-C of [1]_), one problem per column.
 
     L-BFGS runs in the whitened coordinates ``gamma = L^T beta`` (``K_Z = L L^T``), where
@@ -80,6 +90,9 @@ def fit_label_mean_svm(A, Y, K_Z, C):
     K_Z : ndarray of shape (n_xv, n_xv)
         Positive definite (with the ridge).
     C : float
+    init : tuple (beta, rho) or None, default=None
+        Starting point of L-BFGS (warm start, e.g. the previous solve of SparseMI's outer
+        loop); None starts at zero.
 
     Returns
     -------
@@ -93,10 +106,14 @@ def fit_label_mean_svm(A, Y, K_Z, C):
     B = scipy.linalg.solve_triangular(L, A.T, lower=True).T          # A L^{-T}
     eye = np.eye(n_xv)
     gamma, rho, value = np.zeros((n_xv, n_problems)), np.zeros(n_problems), np.zeros(n_problems)
+    start = np.zeros((n_xv + 1, n_problems))
+    if init is not None:
+        start[:-1] = L.T @ np.asarray(init[0], dtype=float).reshape(n_xv, n_problems)
+        start[-1] = np.asarray(init[1], dtype=float).reshape(n_problems)
     # the products are tiny: threaded BLAS only adds wake-up latency (10-100x here)
-    with threadpool_limits(limits=1, user_api="blas"):
+    with single_threaded_blas():
         for c in range(n_problems):
-            res = minimize(label_mean_objective, np.zeros(n_xv + 1), jac=True,
+            res = minimize(label_mean_objective, start[:, c], jac=True,
                            args=(B, Y[:, c], eye, C), method="L-BFGS-B",
                            options=LBFGS_OPTIONS)
             if not res.success:

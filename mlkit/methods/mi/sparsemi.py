@@ -1,0 +1,445 @@
+"""SparseMI: a label-mean MI classifier over a few learned expansion vectors (Fu, Lu, Ting &
+Zhang, TNNLS 2013 [1]_).
+
+The bag score is the mean of an instance classifier with N_XV free expansion vectors (XVs)
+``z_j`` (Eq. (8), (10)-(11) of [1]_),
+
+.. math:: F(X) = \\frac{1}{|X|} \\sum_{x \\in X} \\sum_{j=1}^{N_{XV}} \\beta_j k(x, z_j) + \\rho,
+
+learned by minimising ``g(Z) = min_{beta, rho} Q(beta, rho, Z)`` (Eq. (12)-(17), a primal
+2-norm SVM solved with L-BFGS in :mod:`._label_mean`) by gradient descent on Z (Eq. (18),
+Algorithm 1). Several classes are one-vs-rest problems sharing Z (Eq. (19)-(20)); sparse
+high-dimensional instances use ``z_j = B v_j`` over Q basis vectors (Eq. (22)-(24)), and only
+``B^T x`` and ``B^T B`` are ever formed.
+
+References
+----------
+.. [1] Z. Fu, G. Lu, K. M. Ting, D. Zhang. Learning sparse kernel classifiers for
+   multi-instance classification. IEEE TNNLS 24(9):1377-1389, 2013.
+"""
+
+import logging
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import LinearSVC
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ...kernels import bag_reduce, dense_dot, rbf_kernel, squared_distances, squared_norms
+from ...registry import METHODS
+from .._validation import check_bags
+from ._base import InstanceExpansionMixin, MIClassifierBase, bag_index
+from ._label_mean import KZ_RIDGE, fit_label_mean_svm, single_threaded_blas
+
+__all__ = ["SparseMI"]
+
+logger = logging.getLogger(__name__)
+
+
+def _rows_dense(X, rows):
+    """Rows of a dense or sparse matrix as a dense ndarray (only a few rows)."""
+    R = X[rows]
+    return R.toarray() if sp.issparse(R) else np.array(R, dtype=float)
+
+
+class _DenseGeometry:
+    """XVs as free points of input space: the parameters are Z itself, shape (m, d)."""
+
+    def __init__(self, X, gamma):
+        self.X, self.gamma = X, gamma
+        self.x_norms = squared_norms(X)
+
+    def kernels(self, Z):
+        """(K_{X,Z} of shape (N, m), K_Z of shape (m, m) without the ridge)."""
+        return (rbf_kernel(self.X, Z, self.gamma, X_norms=self.x_norms),
+                rbf_kernel(Z, gamma=self.gamma))
+
+    def features(self, Z):
+        """The vectors whose differences the gradient combines: (x-side, z-side)."""
+        return self.X, Z
+
+    def points(self, Z):
+        return Z
+
+
+class _BasisGeometry:
+    """XVs in the span of Q basis vectors, ``z_j = B v_j`` (Sec. IV-E of [1]_): the
+    parameters are V of shape (m, Q), and the instances enter only through ``P = X B``
+    (rows ``B^T x``, shape (N, Q)) and ``G = B^T B`` (Q, Q); X may stay sparse."""
+
+    def __init__(self, X, basis, gamma):
+        self.basis, self.gamma = basis, gamma
+        self.P = dense_dot(X, basis.T)
+        self.G = dense_dot(basis, basis.T)
+        self.x_norms = squared_norms(X)
+
+    def kernels(self, V):
+        H = V @ self.G
+        zz = np.einsum("ij,ij->i", H, V)
+        D = self.x_norms[:, None] - 2.0 * self.P @ V.T + zz[None, :]
+        D_z = zz[:, None] + zz[None, :] - 2.0 * H @ V.T
+        np.fill_diagonal(D_z, 0.0)
+        return (np.exp(-self.gamma * np.maximum(D, 0.0)),
+                np.exp(-self.gamma * np.maximum(D_z, 0.0)))
+
+    def features(self, V):
+        # dk(x, B v)/dv = 2 gamma B^T (x - B v) k = 2 gamma (P_x - G v) k   (Eq. (24))
+        return self.P, V @ self.G
+
+    def points(self, V):
+        """The XVs in input space, ``V B^T`` as rows (dense, shape (m, d))."""
+        return dense_dot(self.basis.T, V.T).T
+
+
+def _objective_gradient(geometry, params, A_args, beta, rho, C):
+    """dg/dparams (Eq. (18), or (24) for the basis form) at the inner optimum (beta, rho),
+    summed over the binary problems (Eq. (20)).
+
+    ``A_args`` = (K_XZ, K_Z, offsets, Y). For problem c with ``l'_i = 2 (f_i - y_i)`` where
+    ``y_i f_i < 1`` (Eq. (16)):
+
+    .. math:: \\frac{\\partial g}{\\partial z_j} = \\sum_i \\beta_i\\beta_j 2\\gamma (z_i - z_j)
+              k(z_i, z_j) + C \\sum_i l'_i \\beta_j \\frac{1}{n_i} \\sum_p 2\\gamma
+              (x_{ip} - z_j) k(x_{ip}, z_j)
+    """
+    K_xz, K_z, offsets, Y = A_args
+    gamma = geometry.gamma
+    sizes = np.diff(offsets).astype(float)
+    F = bag_reduce(K_xz, offsets, "mean") @ beta + rho
+    dloss = np.where(Y * F < 1, 2.0 * (F - Y), 0.0)                 # (n_bags, M)
+    W1 = (beta @ beta.T) * K_z                                      # sum_c beta_ic beta_jc k_ij
+    per_inst = (C * dloss / sizes[:, None])[bag_index(offsets)]     # (N, M)
+    Wx = K_xz * (per_inst @ beta.T)                                 # (N, m)
+    Xf, Zf = geometry.features(params)
+    grad = W1 @ Zf - W1.sum(axis=1)[:, None] * Zf
+    grad += dense_dot(Xf.T, Wx).T - Wx.sum(axis=0)[:, None] * Zf
+    return 2.0 * gamma * grad
+
+
+class SparseMI(InstanceExpansionMixin, MIClassifierBase):
+    """SparseMI: label-mean MI classifier with N_XV learned expansion vectors [1]_.
+
+    Minimises over the XVs ``Z`` the optimal value of the primal 2-norm SVM (Eq. (12))
+
+    .. math:: g(Z) = \\min_{\\beta, \\rho} \\tfrac12 \\beta^T K_Z \\beta
+              + C \\sum_i \\max(0, 1 - y_i f_i)^2, \\qquad
+              f_i = \\tfrac{1}{n_i} 1^T K_{X_i, Z} \\beta + \\rho,
+
+    solving the inner problem with L-BFGS (Eq. (14)-(16), warm-started from the previous
+    solve) and Z by gradient descent with the line search of Algorithm 1 (Eq. (18)):
+    ``Z' = Z - lambda dg/dZ``; any decrease of g is accepted (lambda doubles when the first
+    try succeeds), otherwise lambda halves, up to ``s_max`` tries; at most ``t_max`` outer
+    iterations. The initial lambda is the mean pairwise distance of the initial XVs. With
+    several classes the one-vs-rest problems share Z and g is their sum (Eq. (19)-(20)).
+    A bag is scored by the mean instance score (Eq. (8)); ``predict`` takes the sign, or the
+    class with the largest score.
+
+    Parameters
+    ----------
+    n_xv : int, default=10
+        N_XV, the number of expansion vectors (fixed; the paper's grid is {10, 50, 100, 500,
+        1000}).
+    C : float, default=1.0
+        Cost of the squared hinge losses.
+    gamma : float or "scale", default="scale"
+        Gaussian kernel width; "scale" is 1 / (sum of the feature variances of the
+        standardised training instances).
+    init : {"random", "kmeans", "svm"}, default="random"
+        Initial XVs (Fig. 3 of [1]_): random training instances (drawn exactly as
+        :class:`RSVM` draws them, so ``t_max=0`` is RSVM); k-means centroids of the training
+        instances; or "svm": a linear SVM (cost C) on the label-mean bag features of Eq. (8)
+        against all training instances, then the n_xv instances with the largest |weight|
+        (largest over the one-vs-rest problems). With ``n_basis`` set, "random" draws random
+        coefficients (see ``basis_coef_init``); the other two project their points onto the
+        basis (least squares; the "svm" instances are put into the basis, so exactly).
+    n_basis : int or None, default=None
+        Q. None: the XVs are free points of input space (Eq. (18)). An int: ``z_j = B v_j``
+        with Q random training instances as basis vectors (Eq. (22)-(24); the paper uses
+        Q = 100 on the sparse TST sets); the instances then enter only through ``B^T x``.
+    basis_coef_init : {"simplex", "normal"}, default="simplex"
+        Distribution of the random initial coefficients v_j in the basis form (not stated in
+        [1]_: "randomly generated"). "simplex": uniform on the simplex (a random convex
+        combination of the basis vectors); "normal": N(0, 1/Q) entries.
+    s_max : int, default=10
+        Line-search tries per outer iteration (paper: 10).
+    t_max : int, default=50
+        Maximum outer iterations (paper: 50); 0 keeps the initial XVs.
+    tol : float, default=1e-6
+        Convergence (not defined in [1]_): stop when an accepted step decreases g by less
+        than ``tol * |g|`` (relative decrease).
+    last_try : {"stop", "continue"}, default="stop"
+        What follows a success on the s_max-th line-search try (not stated; Algorithm 1 read
+        literally, "until ... s >= s_max", stops): "stop" accepts the step and stops,
+        "continue" accepts it and goes on.
+    jitter : float, default=1e-3
+        When n_xv exceeds the number of training instances (or of k-means clusters) the
+        missing XVs are instances drawn with replacement plus Gaussian noise of this
+        standard deviation per (standardised) feature, since K_Z needs distinct z_j (not
+        stated in [1]_). Basis form: the noise is added to the coefficients.
+    random_state : int, RandomState or None, default=None
+        Drives the initial XVs, the basis and the jitter.
+    standardize : bool, default=True
+        Standardise instance features (sparse inputs are only scaled).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    expansion_vectors_ : ndarray of shape (n_xv, n_features)
+        The learned XVs (standardised space; ``V B^T`` in the basis form).
+    dual_coef_ : ndarray of shape (n_problems, n_xv)
+        beta.
+    intercept_ : ndarray of shape (n_problems,)
+        rho.
+    basis_ : {ndarray, CSR matrix} of shape (n_basis, n_features)
+        The basis vectors B as rows (basis form only).
+    basis_coef_ : ndarray of shape (n_xv, n_basis)
+        V (basis form only).
+    objective_ : list of float
+        g(Z) at the initial XVs and after every accepted outer iteration (non-increasing).
+    eval_accuracy_ : list of float
+        Accuracy on ``eval_set`` at the same points (only when ``eval_set`` is given).
+    n_iter_ : int
+        Accepted outer iterations.
+    stop_reason_ : str
+        "t_max", "tol", "line_search" (all s_max tries failed) or "last_try".
+    n_xv_ : int
+    mean_, scale_ : ndarray of shape (n_features,)
+    gamma_ : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlkit.methods.mi import SparseMI
+    >>> rng = np.random.default_rng(0)
+    >>> bags = [rng.normal(size=(4, 2)) + 3 * (i % 2) for i in range(20)]
+    >>> y = np.arange(20) % 2
+    >>> SparseMI(n_xv=2, C=10, t_max=5, random_state=0).fit(bags, y).predict(bags[:4]).tolist()
+    [0, 1, 0, 1]
+    """
+
+    numerics_revision = 1
+
+    _parameter_constraints = {
+        **MIClassifierBase._parameter_constraints,
+        "n_xv": [Interval(Integral, 1, None, closed="left")],
+        "init": [StrOptions({"random", "kmeans", "svm"})],
+        "n_basis": [Interval(Integral, 1, None, closed="left"), None],
+        "basis_coef_init": [StrOptions({"simplex", "normal"})],
+        "s_max": [Interval(Integral, 1, None, closed="left")],
+        "t_max": [Interval(Integral, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "last_try": [StrOptions({"stop", "continue"})],
+        "jitter": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_xv=10, *, C=1.0, gamma="scale", init="random", n_basis=None,
+                 basis_coef_init="simplex", s_max=10, t_max=50, tol=1e-6, last_try="stop",
+                 jitter=1e-3, random_state=None, standardize=True):
+        self.n_xv = n_xv
+        self.C = C
+        self.gamma = gamma
+        self.init = init
+        self.n_basis = n_basis
+        self.basis_coef_init = basis_coef_init
+        self.s_max = s_max
+        self.t_max = t_max
+        self.tol = tol
+        self.last_try = last_try
+        self.jitter = jitter
+        self.random_state = random_state
+        self.standardize = standardize
+
+    def fit(self, bags, y, eval_set=None):
+        """Learn the XVs and weights from labelled bags.
+
+        Parameters
+        ----------
+        bags : list of array-like or sparse matrices of shape (n_instances_i, n_features)
+        y : array-like of shape (n_bags,)
+        eval_set : tuple (bags, y) or None, default=None
+            Bags whose accuracy is recorded after every outer iteration in
+            ``eval_accuracy_`` (Fig. 4 of [1]_); it never influences the fit.
+
+        Returns
+        -------
+        self
+        """
+        self._eval_set = eval_set
+        try:
+            return super().fit(bags, y)
+        finally:
+            del self._eval_set
+
+    # -- initial XVs -------------------------------------------------------------------------
+    def _pad(self, Z, n_missing, rng):
+        """Append n_missing jittered copies of rows of Z (drawn with replacement)."""
+        if n_missing <= 0:
+            return Z
+        extra = Z[rng.randint(len(Z), size=n_missing)]
+        return np.vstack([Z, extra + self.jitter * rng.normal(size=extra.shape)])
+
+    def _svm_instances(self, X, offsets, Y):
+        """Instances with the largest |weight| of a linear SVM on the bag features of Eq. (8),
+        ``s(X_i) = 1/n_i sum_p [k(x_ip, x_1) .. k(x_ip, x_N)]``."""
+        N = X.shape[0]
+        S = np.empty((len(offsets) - 1, N))
+        for start in range(0, N, 2048):               # at most N x 2048 kernel entries at once
+            S[:, start:start + 2048] = bag_reduce(
+                rbf_kernel(X, X[start:start + 2048], self.gamma_), offsets, "mean")
+        W = np.vstack([LinearSVC(C=self.C, dual="auto", random_state=0,
+                                 max_iter=5000).fit(S, Y[:, c]).coef_[0]
+                       for c in range(Y.shape[1])])
+        return np.argsort(-np.abs(W).max(axis=0), kind="stable")[:self.n_xv]
+
+    def _initial_points(self, X, offsets, Y, rng):
+        """Initial XVs in input space (dense, (m, d)) and, for "random"/"svm", their rows."""
+        N = X.shape[0]
+        if self.init == "random":
+            rows = np.sort(rng.choice(N, size=min(self.n_xv, N), replace=False))
+            return self._pad(_rows_dense(X, rows), self.n_xv - N, rng), rows
+        if self.init == "svm":
+            rows = self._svm_instances(X, offsets, Y)
+            return self._pad(_rows_dense(X, rows), self.n_xv - len(rows), rng), rows
+        k = min(self.n_xv, N)
+        km = KMeans(n_clusters=k, n_init=1, random_state=rng.randint(2 ** 31 - 1)).fit(X)
+        return self._pad(np.asarray(km.cluster_centers_, dtype=float), self.n_xv - k, rng), None
+
+    def _initial_params(self, X, offsets, Y, rng):
+        """(geometry, initial parameters: Z, or V in the basis form)."""
+        if self.n_basis is None:
+            Z, _ = self._initial_points(X, offsets, Y, rng)
+            return _DenseGeometry(X, self.gamma_), Z
+        N, Q = X.shape[0], min(self.n_basis, X.shape[0])
+        if Q < self.n_basis:
+            warnings.warn(f"SparseMI: n_basis={self.n_basis} exceeds the {N} training "
+                          f"instances; all {N} are basis vectors")
+        basis_rows = np.sort(rng.choice(N, size=Q, replace=False))
+        if self.init == "random":
+            if self.basis_coef_init == "simplex":
+                V = rng.dirichlet(np.ones(Q), size=self.n_xv)
+            else:
+                V = rng.normal(scale=1.0 / np.sqrt(Q), size=(self.n_xv, Q))
+            self.basis_ = X[basis_rows]
+            return _BasisGeometry(X, self.basis_, self.gamma_), V
+        points, rows = self._initial_points(X, offsets, Y, rng)
+        if rows is not None:                        # svm: its instances join the basis
+            keep = np.setdiff1d(basis_rows, rows)[:max(Q - len(rows), 0)]
+            basis_rows = np.r_[rows, keep]
+        basis = X[basis_rows]
+        self.basis_ = basis
+        geometry = _BasisGeometry(X, basis, self.gamma_)
+        G = geometry.G
+        G = G + KZ_RIDGE * np.trace(G) / len(G) * np.eye(len(G))
+        V = np.linalg.solve(G, dense_dot(basis, points.T)).T       # least-squares projection
+        return geometry, V
+
+    # -- the optimisation --------------------------------------------------------------------
+    def _solve(self, geometry, params, offsets, Y, warm=None):
+        """g(params) and the inner optimum: (g, beta, rho, K_XZ, K_Z); g = inf when K_Z is
+        numerically singular (coinciding XVs)."""
+        K_xz, K_z = geometry.kernels(params)
+        A = bag_reduce(K_xz, offsets, "mean")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                beta, rho, values = fit_label_mean_svm(
+                    A, Y, K_z + KZ_RIDGE * np.eye(len(K_z)), self.C, init=warm)
+        except np.linalg.LinAlgError:
+            return np.inf, None, None, K_xz, K_z
+        return float(values.sum()), beta, rho, K_xz, K_z
+
+    def _eval_accuracy(self, geometry, params, beta, rho, evaluation):
+        if evaluation is None:
+            return None
+        Xe, off_e, ye, shift = evaluation
+        Z = geometry.points(params)
+        F = bag_reduce(rbf_kernel(Xe, Z if shift is None else Z + shift, self.gamma_),
+                       off_e, "mean") @ beta + rho
+        pred = (F[:, 0] > 0).astype(int) if F.shape[1] == 1 else F.argmax(axis=1)
+        return float(np.mean(self.classes_[pred] == ye))
+
+    def _prepare_eval(self):
+        if getattr(self, "_eval_set", None) is None:
+            return None
+        bags, y = self._eval_set
+        Xe, off_e = check_bags(list(bags), self, reset_dim=self.n_features_in_)
+        Xe, shift = self._standardize(Xe)
+        ye = np.asarray(y)
+        if ye.shape != (len(off_e) - 1,):
+            raise ValueError(f"SparseMI: eval_set has {len(off_e) - 1} bags but "
+                             f"{ye.shape} labels")
+        return Xe, off_e, ye, shift
+
+    def _fit(self, X, offsets, Y):
+        rng = check_random_state(self.random_state)
+        evaluation = self._prepare_eval()
+        geometry, params = self._initial_params(X, offsets, Y, rng)
+        with single_threaded_blas():
+            g, beta, rho, K_xz, K_z = self._solve(geometry, params, offsets, Y)
+            if beta is None:
+                raise ValueError("SparseMI: the initial expansion vectors are numerically "
+                                 "coincident (K_Z is singular); increase jitter or lower n_xv")
+            self.objective_ = [g]
+            accuracies = [self._eval_accuracy(geometry, params, beta, rho, evaluation)]
+            Z0 = geometry.points(params)
+            step = float(np.mean(np.sqrt(squared_distances(Z0)[np.triu_indices(len(Z0), 1)])))\
+                if len(Z0) > 1 else 1.0
+            step = step if step > 0 else 1.0
+            self.stop_reason_, t = "t_max", 0
+            while t < self.t_max:
+                G = _objective_gradient(geometry, params, (K_xz, K_z, offsets, Y), beta, rho,
+                                        self.C)
+                accepted = None
+                for s in range(1, self.s_max + 1):
+                    trial = params - step * G
+                    out = self._solve(geometry, trial, offsets, Y, warm=(beta, rho))
+                    if out[0] < g:
+                        accepted = (trial, out)
+                        if s == 1:
+                            step *= 2.0
+                        break
+                    step /= 2.0
+                if accepted is None:
+                    self.stop_reason_ = "line_search"
+                    break
+                t += 1
+                g_old = g
+                params, (g, beta, rho, K_xz, K_z) = accepted
+                self.objective_.append(g)
+                accuracies.append(self._eval_accuracy(geometry, params, beta, rho, evaluation))
+                if g_old - g < self.tol * abs(g_old):
+                    self.stop_reason_ = "tol"
+                    break
+                if s == self.s_max and self.last_try == "stop":
+                    self.stop_reason_ = "last_try"
+                    break
+        self.n_iter_ = t
+        if evaluation is not None:
+            self.eval_accuracy_ = accuracies
+        if self.n_basis is not None:
+            self.basis_coef_ = params
+        self.expansion_vectors_ = geometry.points(params)
+        self.dual_coef_ = np.ascontiguousarray(beta.T)
+        self.intercept_ = np.asarray(rho, dtype=float)
+        logger.info("SparseMI: %d outer iterations (%s), g %.6g -> %.6g", t, self.stop_reason_,
+                    self.objective_[0], self.objective_[-1])
+
+    def run_record_extras(self):
+        """Fitted facts for the run record: N_XV, the objective history, the iterations and
+        (with an eval_set) the accuracy history."""
+        extras = {"n_xv": int(self.n_xv_), "objective": [float(v) for v in self.objective_],
+                  "n_iter": int(self.n_iter_), "stop_reason": self.stop_reason_}
+        if hasattr(self, "eval_accuracy_"):
+            extras["eval_accuracy"] = [float(v) for v in self.eval_accuracy_]
+        return extras
+
+
+METHODS.register("sparsemi", SparseMI,
+                 summary="SparseMI: label-mean SVM with N_XV learned expansion vectors (Fu et al. 2013)",
+                 family="multi-instance", paper="sparsemi")
