@@ -168,3 +168,117 @@ def test_read_feature_matrix_subset_rows_and_checks(tmp_path):
         read_feature_matrix(path, n_rows=5)
     with pytest.raises(DataError, match="line 1: 3 values, expected 2"):
         read_feature_matrix(path, dim=2)
+
+
+# -- MIR Flickr --------------------------------------------------------------------------------
+
+from mlkit.datasets.mirflickr import (MIRFLICKR_CONCEPTS, load_mirflickr,  # noqa: E402
+                                      read_mir_flickr, read_vec)
+
+
+def _write_vec(path, X, head, data):
+    """LEAR vec layout: per record a dimension header then the values."""
+    rec = np.dtype([("d", head), ("v", data, (X.shape[1],))])
+    arr = np.zeros(len(X), dtype=rec)
+    arr["d"], arr["v"] = X.shape[1], X
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(arr.tobytes())
+
+
+def write_mir(root, n, concepts, *, seed=0, vocab=(("sky", 60), ("dog", 55), ("rare", 3))):
+    rng = np.random.default_rng(seed)
+    sift = rng.integers(0, 50, (n, 7)).astype(float)
+    gist = np.round(rng.random((n, 5)), 6)
+    _write_vec(root / "features" / "DenseSift.hvecs", sift, "<u2", "<u2")
+    _write_matrix(root / "features" / "Gist.txt", gist)
+    Y = rng.integers(0, 2, (n, len(concepts)))
+    for j, c in enumerate(concepts):
+        path = root / "annotations" / f"{c}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"{i + 1}\n" for i in np.flatnonzero(Y[:, j])))
+    (root / "annotations" / "README.txt").write_text("the annotations\n")
+    doc = root / "mirflickr" / "doc"
+    doc.mkdir(parents=True)
+    (doc / "common_tags.txt").write_text("".join(f"{t} {c}\n" for t, c in vocab))
+    tags = root / "mirflickr" / "meta" / "tags"
+    tags.mkdir(parents=True)
+    T = rng.integers(0, 2, (n, len(vocab)))
+    for i in range(n):
+        words = [t for (t, _), on in zip(vocab, T[i]) if on] + ["other"]
+        (tags / f"tags{i + 1}.txt").write_text("\n".join(words) + "\n")
+    return sift, gist, T, Y
+
+
+def test_read_vec_formats_and_truncation(tmp_path):
+    X = np.arange(12, dtype=float).reshape(3, 4)
+    for ext, head, data in ((".fvec", "<u4", "<f4"), (".hvecs", "<u2", "<u2"),
+                            (".hvecs32", "<u4", "<u4"), (".dvec", "<u4", "<f8")):
+        _write_vec(tmp_path / f"x{ext}", X, head, data)
+        np.testing.assert_array_equal(read_vec(tmp_path / f"x{ext}"), X)
+    raw = (tmp_path / "x.fvec").read_bytes()
+    (tmp_path / "t.fvec").write_bytes(raw[:-3])
+    with pytest.raises(DataError, match=r"t.fvec: .* truncated"):
+        read_vec(tmp_path / "t.fvec")
+    bad = bytearray(raw)
+    bad[20:24] = np.array([5], "<u4").tobytes()      # record 2 header
+    (tmp_path / "b.fvec").write_bytes(bytes(bad))
+    with pytest.raises(DataError, match="record 2 declares dimension 5"):
+        read_vec(tmp_path / "b.fvec")
+
+
+def test_mir_flickr_format_reads_views_tags_and_labels(tmp_path):
+    concepts = ["clouds", "dog", "dog_r1"]
+    sift, gist, T, Y = write_mir(tmp_path, 11, concepts)
+    data = read_mir_flickr(tmp_path)
+    assert data.class_names == concepts and data.view_names == ["DenseSift", "Gist", "tags"]
+    np.testing.assert_array_equal(data.y, Y)
+    np.testing.assert_array_equal(data.views[0], sift)
+    np.testing.assert_allclose(data.views[1], gist)
+    np.testing.assert_array_equal(data.views[2], T[:, :2])   # "rare" is used < 50 times
+    few = read_mir_flickr(tmp_path, views=["tags"], min_tag_count=1, n_images=11)
+    np.testing.assert_array_equal(few.views[0], T)
+
+
+def test_mir_flickr_registered(tmp_path):
+    write_mir(tmp_path, 5, ["sea"])
+    assert DATASETS.entry("mirflickr").meta["kind"] == "multi-view"
+    data = load_dataset(path=tmp_path, format="mir-flickr", params={"views": ["Gist"]})
+    assert data.y.shape == (5, 1) and data.views[0].shape == (5, 5)
+
+
+def test_mirflickr_dataset_checks_counts_and_missing_files(tmp_path):
+    with pytest.raises(DataError) as err:
+        load_mirflickr(data_home=tmp_path)
+    msg = str(err.value)
+    assert "\n" not in msg and str(tmp_path / "mirflickr") in msg
+    assert "features/DenseSift" in msg and "annotations/baby_r1.txt" in msg
+    write_mir(tmp_path / "mirflickr", 6, MIRFLICKR_CONCEPTS)
+    with pytest.raises(DataError, match=r"DenseSift.hvecs: 6 records, expected 25000"):
+        load_mirflickr(data_home=tmp_path)
+
+
+def _append_to_line(path, row, text):
+    lines = path.read_text().splitlines()
+    lines[row] += text
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("corrupt, where", [
+    (lambda root: (root / "annotations" / "dog.txt").write_text("3\n12\n"),
+     r"dog.txt, line 2: image id '12' is not an integer in 1..11"),
+    (lambda root: (root / "annotations" / "dog.txt").write_text("3\nx\n"),
+     r"dog.txt, line 2: value 1 'x' is not a number"),
+    (lambda root: _append_to_line(root / "features" / "Gist.txt", 2, " 1"),
+     r"Gist.txt, line 3: 6 values, expected 5"),
+    (lambda root: (root / "features" / "Gist.txt").write_text("0 1 2 3 4\n"),
+     r"Gist.txt: 1 lines, expected 11"),
+    (lambda root: (root / "mirflickr" / "meta" / "tags" / "tags4.txt").unlink(),
+     r"tags4.txt: missing"),
+    (lambda root: (root / "features" / "Gist.txt").unlink(), r"features/Gist"),
+])
+def test_mir_flickr_malformed_files(tmp_path, corrupt, where):
+    write_mir(tmp_path, 11, ["clouds", "dog"])
+    corrupt(tmp_path)
+    with pytest.raises(DataError, match=where) as err:
+        read_mir_flickr(tmp_path)
+    assert "\n" not in str(err.value)
