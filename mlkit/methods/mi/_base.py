@@ -49,12 +49,24 @@ def bag_argmax(values, offsets):
 
 
 def _feature_moments(X):
-    """Per-feature mean and variance of a dense or sparse matrix."""
-    if sp.issparse(X):
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean ** 2
-        return mean, np.maximum(var, 0.0)
-    return X.mean(axis=0), X.var(axis=0)
+    """Per-feature mean and variance of a dense or sparse matrix.
+
+    Two passes for sparse X too: the variance is the mean squared deviation from the mean,
+    ``(sum_{stored} (x - mean)^2 + n_zeros * mean^2) / n``, never ``E[x^2] - E[x]^2``, whose
+    cancellation leaves ~1e-16 * mean^2 for a constant non-zero column (a scale of ~1e-9
+    and standardised values of ~1e7). Never densifies X.
+    """
+    if not sp.issparse(X):
+        return X.mean(axis=0), X.var(axis=0)
+    X = sp.csc_matrix(X)
+    n = X.shape[0]
+    mean = np.asarray(X.sum(axis=0), dtype=float).ravel() / n
+    stored = np.diff(X.indptr)
+    dev = X.data - np.repeat(mean, stored)
+    sq = np.add.reduceat(dev ** 2, X.indptr[:-1]) if X.nnz else np.zeros(X.shape[1])
+    sq = np.where(stored > 0, sq, 0.0)          # reduceat returns a value for empty columns
+    var = (sq + (n - stored) * mean ** 2) / n
+    return mean, var
 
 
 class MIClassifierBase(ClassifierMixin, BaseEstimator):
@@ -102,7 +114,9 @@ class MIClassifierBase(ClassifierMixin, BaseEstimator):
         """Learn ``mean_`` and ``scale_`` on the training instances; return them standardised."""
         mean, var = _feature_moments(X)
         scale = np.sqrt(var)
-        scale[scale == 0] = 1.0
+        # a column that is constant up to rounding has zero variance: leave it unscaled
+        tiny = np.finfo(float).eps * np.maximum(np.abs(mean), np.finfo(float).tiny)
+        scale[scale <= 16 * tiny] = 1.0
         if not self.standardize:
             mean, scale = np.zeros_like(mean), np.ones_like(scale)
         self.mean_ = np.zeros_like(mean) if sp.issparse(X) else mean
