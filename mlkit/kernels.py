@@ -17,20 +17,28 @@ __all__ = ["squared_norms", "squared_distances", "rbf_kernel", "bag_reduce", "se
 _REDUCERS = {"sum": np.add, "max": np.maximum}
 
 
-def dense_dot(A, B):
-    """``A @ B`` as a dense float ndarray, for any mix of dense and scipy.sparse operands."""
+def _as_dtype(A, dtype):
+    """``A`` (dense or sparse) in floating ``dtype``, without a copy when it already is."""
+    if sp.issparse(A):
+        return A if A.dtype == dtype else A.astype(dtype)
+    return np.asarray(A, dtype=dtype)
+
+
+def dense_dot(A, B, *, dtype=float):
+    """``A @ B`` as a dense ndarray of ``dtype`` (default float64), for any mix of dense and
+    scipy.sparse operands."""
     R = A @ B
-    return R.toarray() if sp.issparse(R) else np.asarray(R, dtype=float)
+    return R.toarray() if sp.issparse(R) else np.asarray(R, dtype=dtype)
 
 
-def squared_norms(X):
+def squared_norms(X, *, dtype=float):
     """||x||^2 of every row of a dense array or scipy.sparse matrix, shape (n,)."""
     if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1), dtype=float).ravel()
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=dtype).ravel()
     return np.einsum("ij,ij->i", X, X)
 
 
-def squared_distances(X, Z=None, *, X_norms=None, Z_norms=None):
+def squared_distances(X, Z=None, *, X_norms=None, Z_norms=None, dtype=None):
     """||x - z||^2 for every pair of rows, as ||x||^2 + ||z||^2 - 2 x.z (one BLAS product).
 
     Parameters
@@ -40,6 +48,10 @@ def squared_distances(X, Z=None, *, X_norms=None, Z_norms=None):
         None means ``Z = X``; the diagonal is then exactly zero.
     X_norms, Z_norms : ndarray of shape (n,) and (m,), default=None
         Precomputed :func:`squared_norms` of X and Z, for repeated calls with the same rows.
+    dtype : {None, numpy.float64, numpy.float32}, default=None
+        Precision of the computation. None (the default) is float64 for every input, as
+        before; ``np.float32`` casts X and Z (a no-op when they already are float32) and
+        returns float32, about twice as fast in BLAS and memory for ~1e-7 relative rounding.
 
     Returns
     -------
@@ -48,18 +60,22 @@ def squared_distances(X, Z=None, *, X_norms=None, Z_norms=None):
         never densified; only the (n, m) result is dense.
     """
     same = Z is None
+    dtype = np.dtype(float if dtype is None else dtype)
+    if dtype != np.float64:
+        X = _as_dtype(X, dtype)
+        Z = X if same else _as_dtype(Z, dtype)
     Z = X if same else Z
-    D = dense_dot(X, Z.T)
+    D = dense_dot(X, Z.T, dtype=dtype)
     D *= -2.0
-    D += (squared_norms(X) if X_norms is None else X_norms)[:, None]
-    D += (squared_norms(Z) if Z_norms is None else Z_norms)[None, :]
+    D += (squared_norms(X, dtype=dtype) if X_norms is None else X_norms)[:, None]
+    D += (squared_norms(Z, dtype=dtype) if Z_norms is None else Z_norms)[None, :]
     np.maximum(D, 0.0, out=D)
     if same:
         np.fill_diagonal(D, 0.0)
     return D
 
 
-def rbf_kernel(X, Z=None, gamma=1.0, *, X_norms=None, Z_norms=None):
+def rbf_kernel(X, Z=None, gamma=1.0, *, X_norms=None, Z_norms=None, dtype=None):
     """Gaussian kernel matrix ``K[i, j] = exp(-gamma ||x_i - z_j||^2)``.
 
     Parameters
@@ -70,6 +86,8 @@ def rbf_kernel(X, Z=None, gamma=1.0, *, X_norms=None, Z_norms=None):
     gamma : float, default=1.0
     X_norms, Z_norms : ndarray, default=None
         Precomputed squared row norms (see :func:`squared_distances`).
+    dtype : {None, numpy.float64, numpy.float32}, default=None
+        Precision (see :func:`squared_distances`); None is float64.
 
     Returns
     -------
@@ -82,8 +100,8 @@ def rbf_kernel(X, Z=None, gamma=1.0, *, X_norms=None, Z_norms=None):
     >>> rbf_kernel(np.array([[0.0, 0.0], [1.0, 0.0]]), gamma=0.5).round(4).tolist()
     [[1.0, 0.6065], [0.6065, 1.0]]
     """
-    K = squared_distances(X, Z, X_norms=X_norms, Z_norms=Z_norms)
-    K *= -gamma
+    K = squared_distances(X, Z, X_norms=X_norms, Z_norms=Z_norms, dtype=dtype)
+    K *= K.dtype.type(-gamma)
     return np.exp(K, out=K)
 
 

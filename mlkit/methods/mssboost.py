@@ -12,6 +12,7 @@ References
 """
 
 import time
+from collections import defaultdict
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,15 +20,16 @@ from joblib import Parallel, delayed
 from scipy import stats
 from scipy.special import expit
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from ..registry import METHODS
-from ._base_models import BOUNDS, fit_subspace_model, make_base_learner
+from ._base_models import BOUNDS, KERNEL_DTYPES, fit_subspace_model, make_base_learner
 from ._multilabel import MultiLabelClassifier
 
-__all__ = ["RSBag", "NSBoost", "MSSBoost", "newton_step", "joint_loss", "chi2_significant"]
+__all__ = ["RSBag", "NSBoost", "MSSBoost", "newton_step", "joint_loss", "chi2_significant",
+           "Chi2Filter", "selection_rows"]
 
 #: Lower bound on the Newton weights w_il (footnote 4 of [1]).
 MIN_WEIGHT = 1e-6
@@ -35,7 +37,7 @@ MIN_WEIGHT = 1e-6
 _LOSS_BLOCK = 1 << 22
 
 
-def newton_step(H, W, Z):
+def newton_step(H, W, Z, sample_weight=None):
     """One adaptive Newton step for every candidate and every label at once (Eqn 2 of [1]_).
 
     .. math:: \\alpha_{kl} = (H_k^T W_l H_k)^{-1} H_k^T Z_l
@@ -49,15 +51,25 @@ def newton_step(H, W, Z):
         Weights w_il = max(p_il (1 - p_il), 1e-6).
     Z : ndarray of shape (N, L)
         Working responses z_il = y*_il - p_il.
+    sample_weight : ndarray of shape (N,), default=None
+        Weights v_i of the examples in both sums (a weighted subsample standing for the
+        training set, see ``selection_subsample``); None is the paper's unweighted sums.
 
     Returns
     -------
     alpha : ndarray of shape (K, L)
         Zero where a candidate is zero on every example.
     """
-    num = H.T @ Z
-    den = (H * H).T @ W
+    num, den = _newton_terms(H, W, Z, sample_weight)
     return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+def _newton_terms(H, W, Z, sample_weight=None):
+    """H^T Z (minus the gradient) and (H*H)^T W (the curvature) of Eqn 2, shape (K, L) each."""
+    if sample_weight is not None:
+        Z = Z * sample_weight[:, None]
+        W = W * sample_weight[:, None]
+    return H.T @ Z, (H * H).T @ W
 
 
 def _softplus(x, out=None):
@@ -72,7 +84,7 @@ def _softplus(x, out=None):
     return out
 
 
-def joint_loss(F, Y, H, alpha):
+def joint_loss(F, Y, H, alpha, sample_weight=None):
     """Joint logistic loss after a step, for every candidate (Eqn 1 of [1]_).
 
     .. math:: C_k = \\sum_{i,l} \\log(1 + \\exp(-y_{il} (F_l(x_i) + \\alpha_{kl} h_k(x_i))))
@@ -90,13 +102,20 @@ def joint_loss(F, Y, H, alpha):
         Labels in {-1, +1}.
     H : ndarray of shape (N, K)
     alpha : ndarray of shape (K, L)
+    sample_weight : ndarray of shape (N,), default=None
+        Weight v_i of each example's terms (see :func:`newton_step`); None is Eqn 1.
 
     Returns
     -------
     loss : ndarray of shape (K,)
     """
+    v = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+
+    def row_sums(A):
+        return A.sum(axis=1) if v is None else A @ v
+
     neg_margin = np.ascontiguousarray((-Y * F).T)          # (L, N): -y_il F_l(x_i)
-    base = _softplus(neg_margin).sum(axis=1)               # (L,) current loss per label
+    base = row_sums(_softplus(neg_margin))                 # (L,) current loss per label
     loss = np.full(H.shape[1], base.sum())
     kk, ll = np.nonzero(alpha)
     if kk.size == 0:
@@ -110,7 +129,7 @@ def joint_loss(F, Y, H, alpha):
         arg *= HT[k]
         arg *= -alpha[k, l][:, None]
         arg += neg_margin[l]
-        np.add.at(loss, k, _softplus(arg, out=arg).sum(axis=1) - base[l])
+        np.add.at(loss, k, row_sums(_softplus(arg, out=arg)) - base[l])
     return loss
 
 
@@ -126,17 +145,75 @@ def chi2_significant(H, Y, p_value=0.025):
     -------
     ndarray of bool, shape (K, L)
     """
+    y_pos = (Y > 0).astype(float)
+    return _chi2_statistic(H, y_pos, y_pos.sum(axis=0)) >= stats.chi2.isf(p_value, df=1)
+
+
+def _chi2_statistic(H, y_pos, n_y):
+    """Pearson's chi2 of every 2x2 table sign(h_k) x y_l, shape (K, L); 0 when a margin is 0."""
     n = H.shape[0]
     h_pos = (H > 0).astype(float)
-    y_pos = (Y > 0).astype(float)
     a = h_pos.T @ y_pos                       # h > 0, y > 0
     n_h = h_pos.sum(axis=0)[:, None]          # h > 0
-    n_y = y_pos.sum(axis=0)[None, :]          # y > 0
+    n_y = n_y[None, :]                        # y > 0
     b, c = n_h - a, n_y - a
     d = n - a - b - c
     den = n_h * (n - n_h) * n_y * (n - n_y)
-    chi2 = np.divide(n * (a * d - b * c) ** 2, den, out=np.zeros_like(a), where=den > 0)
-    return chi2 >= stats.chi2.isf(p_value, df=1)
+    return np.divide(n * (a * d - b * c) ** 2, den, out=np.zeros_like(a), where=den > 0)
+
+
+class Chi2Filter:
+    """The chi-square filter of :func:`chi2_significant`, kept up to date one candidate at a
+    time: when candidate k is replaced only row k of the (K, L) table changes, so an update
+    costs O(N L) instead of the O(N K L) of recomputing the table.
+
+    Parameters
+    ----------
+    H : ndarray of shape (N, K)
+        Predictions of the pool on the training set.
+    Y : ndarray of shape (N, L)
+        Labels in {-1, +1}.
+    p_value : float, default=0.025
+
+    Attributes
+    ----------
+    significant : ndarray of bool, shape (K, L)
+        Equal to ``chi2_significant(H, Y, p_value)`` for the current H.
+    """
+
+    def __init__(self, H, Y, p_value=0.025):
+        self._y_pos = (Y > 0).astype(float)
+        self._n_y = self._y_pos.sum(axis=0)
+        self._critical = stats.chi2.isf(p_value, df=1)
+        self.significant = _chi2_statistic(H, self._y_pos, self._n_y) >= self._critical
+
+    def update(self, k, h):
+        """Candidate k now predicts ``h`` (shape (N,)) on the training set."""
+        self.significant[k] = (_chi2_statistic(h[:, None], self._y_pos, self._n_y)[0]
+                               >= self._critical)
+
+
+def selection_rows(Y, fraction, rng, *, min_positives=100):
+    """A label-stratified, weighted subsample of the training set (``selection_subsample``).
+
+    Every example is kept with probability ``pi_i``: ``fraction`` for an example that is
+    negative for every label, and for a positive of label l at least ``min(1, min_positives /
+    n+_l)``, so every positive of a rare label (at most ``min_positives`` positives) is kept
+    and every label keeps about ``min_positives`` positives or a ``fraction`` of them. Kept
+    examples weigh ``1 / pi_i`` (Horvitz-Thompson), so weighted sums over the subsample are
+    unbiased estimates of the sums over the training set in Eqns 1 and 2.
+
+    Returns
+    -------
+    rows : ndarray of int
+    weights : ndarray of float, same length
+    """
+    pos = Y > 0
+    n_pos = np.maximum(pos.sum(axis=0), 1)
+    want = np.minimum(1.0, np.maximum(fraction, min_positives / n_pos))      # per label
+    pi = np.maximum(fraction, np.where(pos, want[None, :], 0.0).max(axis=1))
+    rows = np.flatnonzero(rng.random(len(Y)) < pi)
+    return rows, 1.0 / pi[rows]
 
 
 class _SubspaceEnsemble(MultiLabelClassifier):
@@ -145,6 +222,8 @@ class _SubspaceEnsemble(MultiLabelClassifier):
     Subclasses implement ``_build(X, Y, seeds, learner)`` returning the selected base models
     and their (T, L) weight matrix.
     """
+
+    numerics_revision = 1
 
     _parameter_constraints = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
@@ -156,13 +235,14 @@ class _SubspaceEnsemble(MultiLabelClassifier):
         "score_bound": [StrOptions(set(BOUNDS))],
         "chi2_filter": ["boolean"],
         "chi2_p_value": [Interval(Real, 0, 1, closed="neither")],
+        "kernel_dtype": [StrOptions(set(KERNEL_DTYPES))],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
     }
 
     def __init__(self, n_estimators=100, *, base_learner="svm", rd=0.1, rf=0.1, gamma=0.05,
                  C=1.0, score_bound="clip", chi2_filter=False, chi2_p_value=0.025,
-                 n_jobs=None, random_state=None):
+                 kernel_dtype="float64", n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.base_learner = base_learner
         self.rd = rd
@@ -172,6 +252,7 @@ class _SubspaceEnsemble(MultiLabelClassifier):
         self.score_bound = score_bound
         self.chi2_filter = chi2_filter
         self.chi2_p_value = chi2_p_value
+        self.kernel_dtype = kernel_dtype
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -194,28 +275,56 @@ class _SubspaceEnsemble(MultiLabelClassifier):
         learner = make_base_learner(self.base_learner, gamma=self.gamma, C=self.C,
                                     random_state=None)
         seeds = rng.randint(np.iinfo(np.int32).max, size=self._n_models_learned(Y.shape[1]))
+        self.fit_profile_ = defaultdict(float)
+        start = time.perf_counter()
         # the loop's products are small: one BLAS thread avoids OpenBLAS's thread wake-up
         # latency, which dominates them on a busy machine
         with threadpool_limits(limits=1, user_api="blas"):
             self.estimators_, self.alphas_ = self._build(X, Y, seeds, learner)
+        self.fit_profile_["total"] = time.perf_counter() - start
+        self.fit_profile_ = dict(self.fit_profile_)
         return self
+
+    def run_record_extras(self):
+        """Fitted facts for the run record: base models, model size, fit-time profile."""
+        check_is_fitted(self)
+        return {"n_models": self.n_models_, "model_size": self.model_size_,
+                "fit_profile_s": {k: round(v, 4) for k, v in self.fit_profile_.items()}}
 
     def _n_models_learned(self, n_labels):
         return self.n_estimators
 
+    def _scoring_input(self, X):
+        """X in the kernel precision: cast once, not once per base model."""
+        if self.kernel_dtype == "float64" or self.base_learner != "svm":
+            return X
+        return X.astype(KERNEL_DTYPES[self.kernel_dtype])
+
     def _fit_models(self, X, Y, labels, seeds, learner):
         """Learn base models for the given labels with the given seeds (in parallel)."""
-        kw = dict(rd=self.rd, rf=self.rf, learner=learner, bound=self.score_bound)
-        return Parallel(n_jobs=self.n_jobs, prefer="threads")(
+        start = time.perf_counter()
+        kw = dict(rd=self.rd, rf=self.rf, learner=learner, bound=self.score_bound,
+                  kernel_dtype=self.kernel_dtype)
+        models = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(fit_subspace_model)(X, Y[:, lab] > 0, lab, seed=s, **kw)
             for lab, s in zip(labels, seeds)
         )
+        self.fit_profile_["fit_models"] += time.perf_counter() - start
+        return models
+
+    def _score_models(self, models, X):
+        """h(x) of the given models on the rows of X as columns, shape (N, len(models))."""
+        start = time.perf_counter()
+        columns = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(h.predict)(X) for h in models)
+        self.fit_profile_["score_models"] += time.perf_counter() - start
+        return np.column_stack(columns)
 
     # -- prediction ----------------------------------------------------------------------
     def base_predictions(self, X, *, return_times=False):
         """h_t(x) of every selected base model: an array of shape (n_samples, T); with
         ``return_times`` also the seconds each model took (prediction-cost curves)."""
-        X = self._check_X(X)
+        X = self._scoring_input(self._check_X(X))
         columns, seconds = [], []
         for h in self.estimators_:
             start = time.perf_counter()
@@ -289,17 +398,28 @@ class RSBag(_SubspaceEnsemble):
     rf : float in (0, 1], default=0.1
         Feature sampling ratio: M * rf features per model, without replacement.
     gamma : float, default=0.05
-        RBF width rho of K(x, z) = exp(-rho ||x - z||^2) (the paper's value, Sec. 6.2.1).
+        RBF width rho of the BASE MODELS' kernel K(x, z) = exp(-rho ||x - z||^2) on their
+        M * rf features (the paper's value, Sec. 6.2.1). It is not the Baseline's rho: a
+        base model sees a fraction rf of the features, so squared distances shrink about
+        by rf and the best rho grows about by 1/rf; choose it by CV of the base model
+        itself (:func:`mlkit.selection.select_base_model`), the Baseline's by CV of
+        :class:`~mlkit.methods.BaselineSVM` (its own ``gamma``).
     C : float, default=1.0
-        SVM cost; not stated in the paper.
+        SVM cost of the base models (not stated in the paper), likewise selected for the
+        base model, apart from the Baseline's ``C``.
     score_bound : {"clip", "tanh", "sign"}, default="clip"
         How a base model's score is bounded to [-1, 1]; not stated in the paper.
     chi2_filter : bool, default=False
         Unused by RSBag (all weights are fixed); kept so the three methods share parameters.
     chi2_p_value : float, default=0.025
         See ``chi2_filter``.
+    kernel_dtype : {"float64", "float32"}, default="float64"
+        Precision of the RBF-SVM base models' kernel when they are scored (never when they
+        are fitted). "float32" halves the scoring cost; it moves decision values by about
+        1e-6 (relative), i.e. numerics, not the algorithm.
     n_jobs : int, default=None
-        Threads used to learn independent base models; never changes the result.
+        Threads used to learn and score independent base models (the initial pool of the
+        boosting methods); never changes the result.
     random_state : int, RandomState or None
         Seeds of every base model are drawn from it up front.
 
@@ -348,16 +468,22 @@ class _SubspaceBoosting(_SubspaceEnsemble):
         **_SubspaceEnsemble._parameter_constraints,
         "n_candidates": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"zero", "prior"})],
+        "selection_subsample": [Interval(Real, 0, 1, closed="right"), None],
+        "shortlist": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(self, n_estimators=100, *, base_learner="svm", rd=0.1, rf=0.1, gamma=0.05,
                  C=1.0, score_bound="clip", chi2_filter=False, chi2_p_value=0.025,
-                 n_candidates=1, init="zero", n_jobs=None, random_state=None):
+                 n_candidates=1, init="zero", selection_subsample=None, shortlist=None,
+                 kernel_dtype="float64", n_jobs=None, random_state=None):
         super().__init__(n_estimators, base_learner=base_learner, rd=rd, rf=rf, gamma=gamma,
                          C=C, score_bound=score_bound, chi2_filter=chi2_filter,
-                         chi2_p_value=chi2_p_value, n_jobs=n_jobs, random_state=random_state)
+                         chi2_p_value=chi2_p_value, kernel_dtype=kernel_dtype, n_jobs=n_jobs,
+                         random_state=random_state)
         self.n_candidates = n_candidates
         self.init = init
+        self.selection_subsample = selection_subsample
+        self.shortlist = shortlist
 
     def _initial_scores(self, Y):
         """F_l before the first round: 0 (Algorithm 2, step 1) or, with ``init="prior"``,
@@ -372,36 +498,88 @@ class _SubspaceBoosting(_SubspaceEnsemble):
         # K + T models in all; with K = L the paper's L + T (Sec. 4.4)
         return n_labels * self.n_candidates + self.n_estimators
 
+    def _timed(self, part, fn, *args, **kwargs):
+        start = time.perf_counter()
+        out = fn(*args, **kwargs)
+        self.fit_profile_[part] += time.perf_counter() - start
+        return out
+
     def _build(self, X, Y, seeds, learner):
         n, n_labels = Y.shape
         pool_labels = np.tile(np.arange(n_labels), self.n_candidates)   # l(k)
         n_pool = pool_labels.size
+        X_score = self._scoring_input(X)
         pool = self._fit_models(X, Y, pool_labels, seeds[:n_pool], learner)
-        H = np.column_stack([h.predict(X) for h in pool])
-        own = pool_labels[:, None] == np.arange(n_labels)[None, :]      # own[k, l]: l == l(k)
+        # every candidate is scored on the N training examples once, when it is learned,
+        # and its column of H is kept until it is selected and replaced
+        H = self._score_models(pool, X_score)
+        allowed = (np.ones((n_pool, n_labels), dtype=bool) if self._sharing else
+                   pool_labels[:, None] == np.arange(n_labels)[None, :])  # l == l(k)
+        chi2 = (self._timed("chi2", Chi2Filter, H, Y, self.chi2_p_value)
+                if self.chi2_filter else None)
+        if self.selection_subsample is None:
+            rows = weights = None
+        else:   # approximation, off by default: its own random stream, after the seeds
+            rows, weights = selection_rows(
+                Y, self.selection_subsample, np.random.default_rng([int(seeds[0]), 1]))
+            self.selection_rows_ = rows
         y_star = (Y + 1) / 2
         self.init_score_ = self._initial_scores(Y)
         F = np.tile(self.init_score_, (n, 1))
         models, alphas = [], []
         self.train_loss_ = [float(_softplus(-Y * F).sum())]
         for t in range(self.n_estimators):
-            P = expit(F)
-            alpha = newton_step(H, np.maximum(P * (1 - P), MIN_WEIGHT), y_star - P)
-            if not self._sharing:
-                alpha[~own] = 0.0
-            if self.chi2_filter:
-                alpha[~chi2_significant(H, Y, self.chi2_p_value)] = 0.0
-            loss = joint_loss(F, Y, H, alpha)
-            k = int(np.argmin(loss))
-            F += H[:, k:k + 1] * alpha[k]
+            mask = allowed & chi2.significant if chi2 is not None else allowed
+            k, alpha_k, loss_k = self._select(F, Y, y_star, H, mask, rows, weights)
+            F += H[:, k:k + 1] * alpha_k
             models.append(pool[k])
-            alphas.append(alpha[k])
-            self.train_loss_.append(float(loss[k]))
+            alphas.append(alpha_k)
+            self.train_loss_.append(float(loss_k))
             # step 2(c): a new candidate for the same label replaces the selected one
             pool[k] = self._fit_models(X, Y, [pool_labels[k]], [seeds[n_pool + t]], learner)[0]
-            H[:, k] = pool[k].predict(X)
+            H[:, k] = self._score_models([pool[k]], X_score)[:, 0]
+            if chi2 is not None:
+                self._timed("chi2", chi2.update, k, H[:, k])
         self.train_loss_ = np.array(self.train_loss_)
         return models, np.array(alphas)
+
+    def _newton(self, F, y_star, H, mask, weights=None):
+        """Eqn 2 for every candidate of H and every label, zero outside ``mask``; also the
+        gradient term H^T Z (for the Newton decrement)."""
+        start = time.perf_counter()
+        P = expit(F)
+        num, den = _newton_terms(H, np.maximum(P * (1 - P), MIN_WEIGHT), y_star - P, weights)
+        alpha = np.divide(num, den, out=np.zeros_like(num), where=(den > 0) & mask)
+        self.fit_profile_["newton"] += time.perf_counter() - start
+        return alpha, num
+
+    def _select(self, F, Y, y_star, H, mask, rows, weights):
+        """Step 2(a): the candidate k whose Newton step gives the smallest joint loss; returns
+        k, its weights alpha_k (L,) and the joint loss after the step.
+
+        Exact (the paper) unless ``selection_subsample`` or ``shortlist`` is set: then the
+        candidates are compared on a weighted subsample and/or only the ``shortlist`` with
+        the largest Newton decrement sum_l alpha_kl (H^T Z)_kl (the second-order estimate
+        of the loss decrease) get their joint loss evaluated. The selected candidate's
+        alpha and loss are always computed on the whole training set."""
+        if rows is None:
+            Fs, Ys, ys, Hs = F, Y, y_star, H
+        else:
+            Fs, Ys, ys, Hs = F[rows], Y[rows], y_star[rows], H[rows]
+        alpha, num = self._newton(Fs, ys, Hs, mask, weights)
+        candidates = np.arange(H.shape[1])
+        if self.shortlist is not None and self.shortlist < len(candidates):
+            decrement = (alpha * num).sum(axis=1)
+            candidates = np.sort(np.argpartition(-decrement, self.shortlist - 1)
+                                 [:self.shortlist])
+        loss = self._timed("loss", joint_loss, Fs, Ys, Hs[:, candidates], alpha[candidates],
+                           weights)
+        k = int(candidates[np.argmin(loss)])
+        if rows is None:            # alpha and loss already on the whole training set
+            return k, alpha[k], loss.min()
+        alpha_k = self._newton(F, y_star, H[:, [k]], mask[[k]])[0][0]
+        loss_k = self._timed("loss", joint_loss, F, Y, H[:, [k]], alpha_k[None, :])[0]
+        return k, alpha_k, loss_k
 
 
 class MSSBoost(_SubspaceBoosting):
@@ -422,8 +600,9 @@ class MSSBoost(_SubspaceBoosting):
     ----------
     n_estimators : int, default=100
         T, the number of boosting rounds (selected base models). L + T models are learned.
-    base_learner, rd, rf, gamma, C, score_bound, n_jobs, random_state
-        As in :class:`RSBag`.
+    base_learner, rd, rf, gamma, C, score_bound, kernel_dtype, n_jobs, random_state
+        As in :class:`RSBag`; ``gamma`` and ``C`` are the base models' (subspace SVMs'),
+        not the Baseline's.
     chi2_filter : bool, default=False
         Zero alpha_kl when sign(h_k) and y_l are not associated by a chi-square test at
         ``chi2_p_value`` (Sec. 6.2.1, used there on the real collections).
@@ -437,6 +616,18 @@ class MSSBoost(_SubspaceBoosting):
         negative bias for the rare labels; "prior" leaves them to the labels' signal
         (measured on one 75/25 split, T = 100: corel5k-top39 Mean-AP 0.206 -> 0.221,
         scene 0.791 -> 0.802).
+    selection_subsample : float in (0, 1] or None, default=None
+        APPROXIMATION, not the paper's algorithm (off by default). Compare the candidates'
+        Newton steps and joint losses (Eqns 1-2) on a label-stratified subsample of about
+        this fraction of the training set that keeps every positive of labels with at most
+        100 positives, weighted by inverse inclusion probabilities
+        (:func:`selection_rows`). The selected candidate's weights and the loss are still
+        computed on the whole training set.
+    shortlist : int or None, default=None
+        APPROXIMATION, not the paper's algorithm (off by default). Evaluate the exact joint
+        loss (Eqn 1) only for the ``shortlist`` candidates with the largest Newton
+        decrement sum_l alpha_kl (H^T Z)_kl, the second-order estimate of their loss
+        decrease.
 
     Attributes
     ----------
@@ -448,6 +639,10 @@ class MSSBoost(_SubspaceBoosting):
         Joint logistic loss (Eqn 1) on the training set before and after every round.
     init_score_ : ndarray of shape (L,)
         F_l before the first round (see ``init``).
+    fit_profile_ : dict
+        Seconds of ``fit`` spent learning base models ("fit_models"), scoring them on the
+        training set ("score_models"), in the Newton steps ("newton"), the joint losses
+        ("loss") and the chi-square filter ("chi2"), and in all ("total").
 
     Examples
     --------

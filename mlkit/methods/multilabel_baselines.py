@@ -78,6 +78,7 @@ class BaggingSVM(MultiLabelClassifier):
         "random_state": ["random_state"],
     }
     _bootstrap = True
+    numerics_revision = 1
 
     def __init__(self, n_estimators=10, *, gamma=0.05, C=1.0, n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
@@ -123,8 +124,28 @@ class BaggingSVM(MultiLabelClassifier):
 
     @property
     def model_size_(self):
+        """Sum over all SVMs of (#support vectors) x (#features) (Table 2 of [1]_)."""
         return int(sum(svc.support_vectors_.shape[0] * svc.support_vectors_.shape[1]
                        for models in self.estimators_ for svc in models))
+
+    @property
+    def n_support_vectors_(self):
+        """Support vectors of every SVM, shape (L, n_estimators)."""
+        return np.array([[svc.support_vectors_.shape[0] for svc in models]
+                         for models in self.estimators_])
+
+    @property
+    def support_fraction_(self):
+        """Mean over the SVMs of (#support vectors) / (#distinct training rows it saw): near
+        1 means the kernel is too flat or too narrow for the SVM to be sparse."""
+        return float(np.mean([svc.support_vectors_.shape[0] / svc.shape_fit_[0]
+                              for models in self.estimators_ for svc in models]))
+
+    def run_record_extras(self):
+        """Fitted facts for the run record: SVMs, support vectors and model size."""
+        return {"n_models": self.n_models_, "model_size": self.model_size_,
+                "support_vectors": int(self.n_support_vectors_.sum()),
+                "support_fraction": round(self.support_fraction_, 4)}
 
 
 class BaselineSVM(BaggingSVM):
@@ -133,7 +154,11 @@ class BaselineSVM(BaggingSVM):
     Parameters
     ----------
     gamma : float, default=0.05
+        The Baseline's own rho, K(x, z) = exp(-rho ||x - z||^2) on all M features; chosen by
+        CV of the Baseline (:func:`mlkit.selection.select_baseline`), apart from the
+        subspace base models' ``gamma`` of Subspace/RSBag/NSBoost/MSSBoost.
     C : float, default=1.0
+        The Baseline's own SVM cost (not stated in the paper), selected like ``gamma``.
     n_jobs : int, default=None
         Threads fitting the per-label SVMs.
     """
@@ -154,15 +179,17 @@ class BaselineSVM(BaggingSVM):
 class Subspace(RSBag):
     """One subspace base model per label: RSBag with T = L (Subspace of Table 2 of [1]_).
 
-    Parameters are those of :class:`~mlkit.methods.RSBag` except ``n_estimators``.
+    Parameters are those of :class:`~mlkit.methods.RSBag` except ``n_estimators``; ``gamma``
+    and ``C`` are the subspace SVM's (the base model's), chosen apart from the Baseline's
+    (:func:`mlkit.selection.select_base_model`).
     """
 
     _parameter_constraints = {k: v for k, v in RSBag._parameter_constraints.items()
                               if k != "n_estimators"}
 
     def __init__(self, *, base_learner="svm", rd=0.1, rf=0.1, gamma=0.05, C=1.0,
-                 score_bound="clip", chi2_filter=False, chi2_p_value=0.025, n_jobs=None,
-                 random_state=None):
+                 score_bound="clip", chi2_filter=False, chi2_p_value=0.025,
+                 kernel_dtype="float64", n_jobs=None, random_state=None):
         self.base_learner = base_learner
         self.rd = rd
         self.rf = rf
@@ -171,6 +198,7 @@ class Subspace(RSBag):
         self.score_bound = score_bound
         self.chi2_filter = chi2_filter
         self.chi2_p_value = chi2_p_value
+        self.kernel_dtype = kernel_dtype
         self.n_jobs = n_jobs
         self.random_state = random_state
 
