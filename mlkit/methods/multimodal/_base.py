@@ -1,0 +1,173 @@
+"""Shared machinery of the multi-modal feature extraction methods (LM3FE and its baselines).
+
+API choice (one sklearn estimator per table row and percentage)
+---------------------------------------------------------------
+Every method of Tables I-II of Luo et al. (2016) is one estimator taking a multi-view input
+(a :class:`mlkit.datasets.Views`, a list or a dict of per-modality matrices) and a target that
+is either a class vector (single-label, one-vs-all tasks) or an (n, L) 0/1 matrix (multi-label,
+one task per label). The feature extraction is followed by a *downstream* classifier chosen by
+``classifier``: ``"knn"`` (the NUS-WIDE role: ``n_neighbors`` nearest neighbours in Euclidean
+distance) or ``"rls"`` (the MIR Flickr role: one ridge regressor per task on +-1 targets with an
+intercept, penalty ``rls_alpha``). Selection methods (``*FS``) have a ``percent`` parameter: the
+top ``percent``% of *each* modality's features by the method's ranking (at least one per
+modality) are concatenated; transformation methods (``*FT``) feed their C-dimensional features.
+So a config row ``LM3FS`` at 10% is ``LM3FS(percent=10, classifier="knn")``, a single
+estimator with ``fit``/``predict``/``decision_function``.
+
+``decision_function`` returns one column per task: for kNN the mean of the neighbours' +-1
+labels, for RLS the ridge predictions. ``predict`` gives the class with the largest score
+(single-label) or the 0/1 matrix ``score > 0`` (multi-label).
+
+Every modality is normalised before anything else (the paper normalises features without
+saying how): ``normalize="l2"`` scales each sample's vector within each modality to unit
+Euclidean norm (stateless, keeps sparse views sparse); ``None`` leaves the data as given.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model import Ridge
+from sklearn.preprocessing import normalize as _row_normalize
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ...kernels import squared_distances
+from .._validation import check_bag_labels, check_multilabel_Y, check_views
+
+__all__ = ["normalize_views", "select_columns", "Downstream", "MultiViewClassifierMixin"]
+
+
+def normalize_views(Xs, how):
+    """Each modality normalised as ``how`` says ("l2": unit rows per modality; None: as is)."""
+    if how is None:
+        return list(Xs)
+    return [_row_normalize(X, norm="l2", axis=1, copy=True) for X in Xs]
+
+
+def n_selected(dim, percent):
+    """Features kept of a modality of dimension ``dim``: ceil(percent% of dim), at least 1."""
+    return int(min(dim, max(1, np.ceil(dim * percent / 100.0 - 1e-9))))
+
+
+def select_columns(Xs, rankings, percent):
+    """Concatenate the top ``percent``% columns of each modality by its ranking.
+
+    Returns the matrix (CSR if any modality is sparse) and the kept column indices per view.
+    """
+    kept = [np.sort(r[:n_selected(X.shape[1], percent)]) for X, r in zip(Xs, rankings)]
+    parts = [X[:, k] for X, k in zip(Xs, kept)]
+    if any(sp.issparse(P) for P in parts):
+        return sp.hstack([sp.csr_matrix(P) for P in parts], format="csr"), kept
+    return np.hstack(parts), kept
+
+
+def concat(Xs):
+    """The concatenation of the modalities (CSR if any is sparse)."""
+    if any(sp.issparse(X) for X in Xs):
+        return sp.hstack([sp.csr_matrix(X) for X in Xs], format="csr")
+    return np.hstack(Xs)
+
+
+class Downstream:
+    """The downstream classifier of Sec. IV of Luo et al. (2016): kNN (NUS) or RLS (MIR).
+
+    Parameters
+    ----------
+    kind : {"knn", "rls"}
+    n_neighbors : int
+    alpha : float
+        Ridge penalty of RLS.
+    """
+
+    def __init__(self, kind, n_neighbors=1, alpha=1.0):
+        self.kind, self.n_neighbors, self.alpha = kind, n_neighbors, alpha
+
+    def fit(self, X, Ypm):
+        if self.kind == "knn":
+            self.X_, self.Y_ = X, Ypm
+        else:
+            self.ridge_ = Ridge(alpha=self.alpha, solver="auto").fit(X, Ypm)
+        return self
+
+    def scores(self, X):
+        """(n, C) task scores: mean +-1 label of the k nearest neighbours, or ridge output."""
+        if self.kind == "knn":
+            k = min(self.n_neighbors, self.X_.shape[0])
+            D = squared_distances(X, self.X_)
+            nn = np.argsort(D, axis=1, kind="stable")[:, :k]
+            return self.Y_[nn].mean(axis=1)
+        out = self.ridge_.predict(X)
+        return out.reshape(X.shape[0], -1)
+
+    def loo_scores(self, X, Ypm):
+        """Leave-one-out scores of the training samples (for BSF's choice of modality)."""
+        if self.kind == "knn":
+            k = min(self.n_neighbors, X.shape[0] - 1)
+            D = squared_distances(X)
+            np.fill_diagonal(D, np.inf)
+            nn = np.argsort(D, axis=1, kind="stable")[:, :k]
+            return Ypm[nn].mean(axis=1)
+        # ridge with an unpenalised intercept: hat matrix 11^T/n + Kc (Kc + alpha I)^-1
+        n = X.shape[0]
+        K = np.asarray((X @ X.T).toarray() if sp.issparse(X) else X @ X.T, dtype=float)
+        H = np.eye(n) - 1.0 / n
+        Kc = H @ K @ H
+        Hat = Kc @ np.linalg.solve(Kc + self.alpha * np.eye(n), np.eye(n)) + 1.0 / n
+        fitted = Hat @ Ypm
+        h = np.clip(np.diag(Hat), None, 1.0 - 1e-12)[:, None]
+        return (fitted - h * Ypm) / (1.0 - h)
+
+
+class MultiViewClassifierMixin(ClassifierMixin):
+    """Target handling shared by every multi-view estimator of this package."""
+
+    _downstream_constraints = {
+        "classifier": [StrOptions({"knn", "rls"})],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "rls_alpha": [Interval(Real, 0, None, closed="neither")],
+        "normalize": [StrOptions({"l2"}), None],
+    }
+
+    def _prepare(self, views, Y):
+        """Validate and normalise the views and encode the targets as (N, C) +-1."""
+        Xs, names = check_views(views, self)
+        N = Xs[0].shape[0]
+        if Y is None:
+            raise ValueError(f"{type(self).__name__} requires Y to be passed, but Y is None")
+        Yarr = np.asarray(Y) if not sp.issparse(Y) else Y.toarray()
+        if Yarr.ndim == 2 and Yarr.shape[1] > 1:
+            Ypm, self._encoding = check_multilabel_Y(Yarr, N, self)
+            self.multilabel_ = True
+            self.classes_ = np.arange(Ypm.shape[1])
+        else:
+            self.classes_, Ypm = check_bag_labels(Yarr, N, self)
+            self.multilabel_ = False
+        self.view_names_ = names
+        self.view_dims_ = [X.shape[1] for X in Xs]
+        return normalize_views(Xs, self.normalize), Ypm
+
+    def _views(self, views):
+        check_is_fitted(self)
+        Xs, _ = check_views(views, self, fitted_dims=self.view_dims_)
+        return normalize_views(Xs, self.normalize)
+
+    def _labels_from_scores(self, F):
+        if self.multilabel_:
+            out = (F > 0).astype(int)
+            return out if self._encoding == "01" else 2 * out - 1
+        if F.shape[1] == 1:
+            return self.classes_[(F[:, 0] > 0).astype(int)]
+        return self.classes_[np.argmax(F, axis=1)]
+
+    def _format_scores(self, F):
+        return F[:, 0] if (not self.multilabel_ and F.shape[1] == 1) else F
+
+    def predict(self, views):
+        """Class labels (single-label) or the (n, L) label matrix (multi-label)."""
+        return self._labels_from_scores(self._scores(views))
+
+    def decision_function(self, views):
+        """Task scores, shape (n, C) ((n,) for two classes)."""
+        return self._format_scores(self._scores(views))

@@ -1,0 +1,354 @@
+"""The smoothed hinge loss and the three block solvers of LM3FE (Luo et al. 2016, Eq. 6-32).
+
+Notation (that of the spec and [1]_): ``Xs[v]`` is the (N, D_v) matrix of modality ``v``;
+``s[i] = ||x_i||_inf`` of the concatenated input of sample ``i``; ``Y`` is (N, C) in {-1, +1};
+``z = sum_v theta_v Xs[v] @ U[v]`` (N, C) the latent features; ``F = z @ W + b`` the task
+scores (column c is task c). Every function works on all tasks and all samples at once.
+
+References
+----------
+.. [1] Y. Luo, Y. Wen, D. Tao, J. Gui, C. Xu. Large margin multi-modal multi-task feature
+   extraction for image classification. IEEE Trans. Image Processing 25(1):414-427, 2016.
+.. [2] T. Zhou, D. Tao, X. Wu. NESVM: a fast gradient method for support vector machines.
+   ICDM 2010.
+.. [3] F. Nie, H. Huang, X. Cai, C. Ding. Efficient and robust feature selection via joint
+   l2,1-norms minimization. NIPS 2010.
+.. [4] N. Guan, D. Tao, Z. Luo, B. Yuan. NeNMF: an optimal gradient method for nonnegative
+   matrix factorization. IEEE Trans. Signal Processing 60(6):2882-2898, 2012.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...kernels import dense_dot, squared_norms
+
+__all__ = ["smoothed_hinge", "hinge", "l21_norm", "reweight_diag", "latent", "scores",
+           "objective", "grad_W", "grad_U", "grad_theta", "modality_scores",
+           "nesterov", "ogm", "w_step", "u_step", "theta_step",
+           "SUB_TOL", "SUB_MAX_ITER"]
+
+#: Relative-change tolerance and iteration cap of every sub-solver (released code of [1]_).
+SUB_TOL = 1e-3
+SUB_MAX_ITER = 100
+#: Floor of a Lipschitz constant (a block with a zero gradient everywhere, e.g. U when W = 0
+#: and gamma_B = 0, would otherwise divide 0 by 0).
+_MIN_L = 1e-12
+
+
+def hinge(Y, F):
+    """The hinge loss ``max(0, 1 - y f)`` elementwise."""
+    return np.maximum(0.0, 1.0 - Y * F)
+
+
+def smoothed_hinge(Y, F, s, sigma):
+    """Nesterov-smoothed hinge loss and its dual variable (Eq. 6-8 of [1]_, as in [2]_).
+
+    .. math:: \\phi_\\sigma(y, f) = \\max_{0 \\le u \\le 1} u (1 - y f)
+              - \\frac{\\sigma}{2} \\|x\\|_\\infty u^2,
+              \\quad u^* = \\mathrm{median}\\{0, \\frac{1 - y f}{\\sigma \\|x\\|_\\infty}, 1\\}
+
+    Parameters
+    ----------
+    Y, F : ndarray of shape (N, C)
+        Labels in {-1, +1} and scores.
+    s : ndarray of shape (N,)
+        ``||x_i||_inf`` of each sample's raw concatenated input (positive).
+    sigma : float
+        The smoothing parameter; ``phi_sigma -> hinge`` as ``sigma -> 0``.
+
+    Returns
+    -------
+    loss : ndarray of shape (N, C)
+    u : ndarray of shape (N, C)
+        ``u*``; ``d phi / d f = -u* y``.
+    """
+    m = 1.0 - Y * F
+    k = (sigma * s)[:, None]
+    u = np.clip(m / k, 0.0, 1.0)
+    loss = u * m - 0.5 * k * u * u
+    return loss, u
+
+
+def l21_norm(U):
+    """``||U||_{2,1}``: the sum of the Euclidean norms of the rows."""
+    return float(np.sqrt(np.einsum("ij,ij->i", U, U)).sum())
+
+
+def reweight_diag(U, eps):
+    """Diagonal of the re-weighting matrix of [3]_: ``D_jj = 1 / (2 sqrt(||u^j||^2 + eps))``.
+
+    ``tr(U^T D U) + ||U_t||_{2,1} / 2`` (D from ``U_t``) majorises ``||U||_{2,1}`` and
+    equals it at ``U_t`` (when eps = 0), the argument behind Theorem 3 of [1]_.
+    """
+    return 0.5 / np.sqrt(np.einsum("ij,ij->i", U, U) + eps)
+
+
+def modality_scores(Xs, U):
+    """``[Xs[v] @ U[v]]`` as dense (N, C) arrays (sparse views stay sparse)."""
+    return [dense_dot(X, Uv) for X, Uv in zip(Xs, U)]
+
+
+def latent(Xs, U, theta):
+    """LM3FT features ``z = sum_v theta_v X_v U_v`` (Eq. 4 of [1]_), shape (N, C)."""
+    P = modality_scores(Xs, U)
+    return sum(t * Pv for t, Pv in zip(theta, P))
+
+
+def scores(Z, W, b):
+    """Task scores ``f_c(x_i) = w_c^T z_i + b_c`` (Eq. 4 of [1]_), shape (N, C)."""
+    return Z @ W + b
+
+
+def objective(Xs, Y, s, U, theta, W, b, *, sigma, gamma_A, gamma_B, gamma_C, per_task=False):
+    """The LM3FE objective (Eq. 5 of [1]_ with the smoothed loss).
+
+    .. math:: \\sum_c \\sum_i \\phi_\\sigma(y_{ci}, f_c(x_i)) + \\gamma_A \\|W\\|_F^2
+              + \\gamma_B \\sum_v \\|U_v\\|_{2,1} + \\gamma_C \\|\\theta\\|_2^2
+
+    With ``per_task=True`` the W-step's C separate objectives (loss of task c plus
+    ``gamma_A ||w_c||^2``) are returned instead, shape (C,).
+    """
+    F = scores(latent(Xs, U, theta), W, b)
+    loss, _ = smoothed_hinge(Y, F, s, sigma)
+    if per_task:
+        return loss.sum(axis=0) + gamma_A * np.einsum("ij,ij->j", W, W)
+    return float(loss.sum() + gamma_A * np.sum(W * W)
+                 + gamma_B * sum(l21_norm(Uv) for Uv in U) + gamma_C * np.dot(theta, theta))
+
+
+def _dloss(Y, F, s, sigma):
+    """``d sum(phi) / d F = -u* y`` (N, C)."""
+    _, u = smoothed_hinge(Y, F, s, sigma)
+    return -u * Y
+
+
+def grad_W(Z, Y, s, W, b, *, sigma, gamma_A):
+    """Gradient of the smoothed objective in ``W`` and ``b`` for all tasks at once (Eq. 12).
+
+    .. math:: \\nabla_{\\tilde w_c} = -\\sum_i u^*_{ci} y_{ci} \\tilde z_i
+              + 2 \\gamma_A [w_c; 0]
+    """
+    G = _dloss(Y, scores(Z, W, b), s, sigma)
+    return Z.T @ G + 2.0 * gamma_A * W, G.sum(axis=0)
+
+
+def grad_U(Xs, Y, s, U, theta, W, b, v, *, sigma, D=None, gamma_B=0.0):
+    """Gradient in ``U_v`` of the loss plus the re-weighted L2,1 term (Eq. 21 of [1]_).
+
+    .. math:: -\\theta_v \\sum_c \\sum_i u^*_{ci} y_{ci} x_i^v w_c^T + 2 \\gamma_B D_v U_v
+
+    ``D`` is the diagonal of the re-weighting matrix (None: loss gradient only).
+    """
+    G = _dloss(Y, scores(latent(Xs, U, theta), W, b), s, sigma)
+    g = theta[v] * dense_dot(Xs[v].T, G @ W.T)
+    if D is not None:
+        g = g + 2.0 * gamma_B * D[:, None] * U[v]
+    return g
+
+
+def grad_theta(P, Y, s, theta, W, b, *, sigma, gamma_C):
+    """Gradient in ``theta`` (Eq. 29 of [1]_); ``P[v] = X_v U_v`` (N, C).
+
+    .. math:: -\\sum_c \\sum_i u^*_{ci} y_{ci} a_{ci} + 2 \\gamma_C \\theta,
+              \\quad (a_{ci})_v = (x_i^v)^T U_v w_c
+    """
+    A = np.stack([Pv @ W for Pv in P])               # (V, N, C): (a_ci)_v
+    F = np.tensordot(theta, A, axes=1) + b
+    G = _dloss(Y, F, s, sigma)
+    return np.einsum("vnc,nc->v", A, G) + 2.0 * gamma_C * theta
+
+
+def _rel_change(F_new, F_old, F_first):
+    den = np.abs(F_new - F_first)
+    return np.where(den > 0, np.abs(F_new - F_old) / np.where(den > 0, den, 1.0), 0.0)
+
+
+def nesterov(X1, fun_grad, lipschitz, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER, after_step=None):
+    """The Nesterov scheme of the W- and U-steps (Eq. 15-17 and 24-26 of [1]_).
+
+    .. math:: Y_t = X_t - G_t / L_t,\\quad Z_t = X_1 - \\frac{1}{L_t}\\sum_{i \\le t}
+              \\frac{i}{2} G_i,\\quad X_{t+1} = \\frac{2}{t+3} Z_t + \\frac{t+1}{t+3} Y_t
+
+    The variable's last axis indexes independent problems (the C tasks of the W-step): the
+    objective has one value per problem, and each stops on its own when
+    ``|F_{t+1} - F_t| / |F_{t+1} - F_1| <= tol`` (then frozen), all after ``max_iter``.
+    A scalar objective makes it one problem. The returned point is, per problem, the best
+    iterate seen (the start included), so a step never increases its objective.
+
+    Parameters
+    ----------
+    X1 : ndarray, last axis = problems
+    fun_grad : callable X -> (F, G)
+        Objective (ndarray (n_problems,) or float) and gradient (like X) at X, from one
+        evaluation of the scores.
+    lipschitz : callable X -> float or ndarray (n_problems,)
+        ``L_t`` at the current point (the U-step's depends on the re-weighting).
+    after_step : callable X -> None, optional
+        Called with every new iterate before it is evaluated (the U-step refreshes its
+        re-weighting there).
+
+    Returns
+    -------
+    X : ndarray, the best iterate
+    n_iter : int
+    """
+    X = X1.copy()
+    F1, G = fun_grad(X)
+    F1 = np.atleast_1d(np.asarray(F1, dtype=float))
+    best, F_best, F_prev = X.copy(), F1.copy(), F1.copy()
+    active = np.ones(F1.shape, dtype=bool)
+    acc = np.zeros_like(X)
+    t = 0
+    for t in range(1, max_iter + 1):
+        L = np.asarray(lipschitz(X), dtype=float)
+        Yt = X - G / L
+        acc += 0.5 * t * G
+        X_new = 2.0 / (t + 3) * (X1 - acc / L) + (t + 1.0) / (t + 3) * Yt
+        X = np.where(active, X_new, X)            # frozen problems keep their point
+        if after_step is not None:
+            after_step(X)
+        F, G = fun_grad(X)
+        F = np.atleast_1d(np.asarray(F, dtype=float))
+        better = active & (F < F_best)
+        if better.all():
+            best, F_best = X, F
+        elif better.any():
+            best = np.where(better, X, best)
+            F_best = np.where(better, F, F_best)
+        active &= _rel_change(F, F_prev, F1) > tol
+        F_prev = F
+        if not active.any():
+            break
+    return best, t
+
+
+def ogm(theta0, grad, fun, L, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER):
+    """Optimal gradient method with projection onto ``theta >= 0`` (Algorithm 2 of [1]_,
+    Algorithm 1 of [4]_).
+
+    .. math:: \\theta_{k+1} = \\max(0, Y_k - \\nabla(Y_k)/L),\\quad
+              \\alpha_{k+1} = \\frac{1 + \\sqrt{4\\alpha_k^2 + 1}}{2},\\quad
+              Y_{k+1} = \\theta_{k+1} + \\frac{\\alpha_k - 1}{\\alpha_{k+1}}
+              (\\theta_{k+1} - \\theta_k)
+
+    Returns the best iterate seen (the start included) and the number of iterations.
+    """
+    theta = theta0.copy()
+    Yk, alpha = theta.copy(), 1.0
+    F1 = F_prev = float(fun(theta))
+    best, F_best = theta.copy(), F1
+    k = 0
+    for k in range(1, max_iter + 1):
+        new = np.maximum(0.0, Yk - grad(Yk) / L)
+        alpha_new = 0.5 * (1.0 + np.sqrt(4.0 * alpha * alpha + 1.0))
+        Yk = new + ((alpha - 1.0) / alpha_new) * (new - theta)
+        theta, alpha = new, alpha_new
+        F = float(fun(theta))
+        if F < F_best:
+            best, F_best = theta.copy(), F
+        if _rel_change(F, F_prev, F1) <= tol:
+            break
+        F_prev = F
+    return best, k
+
+
+def w_step(Z, Y, s, W0, b0, *, sigma, gamma_A, tol=SUB_TOL, max_iter=SUB_MAX_ITER):
+    """The W-step (Eq. 9-17, Theorem 1 of [1]_): C independent problems in ``[w_c; b_c]``,
+    solved together (the task axis is the last one) by :func:`nesterov` from ``(W0, b0)``.
+
+    ``L = (N / sigma) max_i (||z_i||^2 + 1) / ||x_i||_inf + 2 gamma_A``: the released code's
+    constant with the bias entry of ``z~_i`` included, so it bounds the curvature of the
+    objective in ``[w_c; b_c]``.
+    """
+    N, C = Y.shape
+    L = max(N / sigma * np.max((squared_norms(Z) + 1.0) / s) + 2.0 * gamma_A, _MIN_L)
+    Wt0 = np.vstack([W0, b0[None, :]])             # (C + 1, C): column c = [w_c; b_c]
+
+    Zt = np.hstack([Z, np.ones((N, 1))])          # z~_i = [z_i; 1]
+    pen = np.ones((C + 1, 1))
+    pen[-1] = 0.0                                  # the bias is not penalised
+
+    def fun_grad(Wt):
+        loss, u = smoothed_hinge(Y, Zt @ Wt, s, sigma)
+        f = loss.sum(axis=0) + gamma_A * np.einsum("ij,ij->j", Wt[:-1], Wt[:-1])
+        return f, -(Zt.T @ (u * Y)) + 2.0 * gamma_A * pen * Wt
+
+    Wt, n = nesterov(Wt0, fun_grad, lambda _: L, tol=tol, max_iter=max_iter)
+    return Wt[:-1], Wt[-1], n
+
+
+def u_step(Xs, Y, s, U, theta, W, b, v, *, sigma, gamma_B, eps=1e-8, tol=SUB_TOL,
+           max_iter=SUB_MAX_ITER):
+    """The U-step for modality ``v`` (Algorithm 1, Eq. 18-26, Theorems 2-3 of [1]_).
+
+    Nesterov's scheme on the loss plus the re-weighted L2,1 term ``gamma_B tr(U^T D U)``,
+    ``D`` refreshed from every new iterate ([3]_), warm-started from ``U[v]``; the step
+    size is ``1 / L_t`` with
+    ``L_t = (C N theta_v^2 / sigma) max_{c,i} ||x_i^v||^2 ||w_c||^2 / ||x_i||_inf
+    + 2 gamma_B max_j D_jj``; the stopping test and the returned best iterate use the true
+    L2,1 objective. Only ``X_v U_v`` changes, so the other modalities' scores are computed
+    once: one iteration costs two (N x D_v x C) products, linear in D_v.
+
+    Returns
+    -------
+    U_v : ndarray (D_v, C)
+    n_iter : int
+    """
+    N, C = Y.shape
+    Xv = Xs[v]
+    rest = sum(theta[u] * dense_dot(Xs[u], U[u]) for u in range(len(Xs)) if u != v)
+    if np.isscalar(rest):
+        rest = np.zeros((N, C))
+    tv = theta[v]
+    curv = C * N * tv * tv / sigma * np.max(squared_norms(Xv) / s) * np.max(
+        np.einsum("ij,ij->j", W, W))
+    D = {"d": reweight_diag(U[v], eps)}
+
+    XvT = Xv.T.tocsr() if sp.issparse(Xv) else Xv.T
+
+    def fun_grad(Uv):
+        loss, u = smoothed_hinge(Y, scores(rest + tv * dense_dot(Xv, Uv), W, b), s, sigma)
+        f = loss.sum() + gamma_B * l21_norm(Uv)
+        return f, (-tv) * dense_dot(XvT, (u * Y) @ W.T) + 2.0 * gamma_B * D["d"][:, None] * Uv
+
+    def lipschitz(_):
+        return max(curv + 2.0 * gamma_B * D["d"].max(), _MIN_L)
+
+    def refresh(Uv):
+        D["d"] = reweight_diag(Uv, eps)
+
+    return nesterov(U[v], fun_grad, lipschitz, tol=tol, max_iter=max_iter, after_step=refresh)
+
+
+def theta_step(P, Y, s, theta, W, b, *, sigma, gamma_C, tol=SUB_TOL, max_iter=SUB_MAX_ITER):
+    """The theta-step (Eq. 27-32, Algorithm 2 of [1]_): :func:`ogm` from the current theta
+    with ``L = (C N / sigma) max_{c,i} ||a_ci||^2 / ||x_i||_inf + 2 gamma_C``.
+
+    ``P[v] = X_v U_v`` (N, C) is all the step needs: ``(a_ci)_v = P[v][i] @ w_c``.
+    """
+    N, C = Y.shape
+    A = np.stack([Pv @ W for Pv in P])               # (V, N, C)
+    L = max(C * N / sigma * np.max(np.einsum("vnc,vnc->nc", A, A) / s[:, None])
+            + 2.0 * gamma_C, _MIN_L)
+
+    def fun(th):
+        loss, _ = smoothed_hinge(Y, np.tensordot(th, A, axes=1) + b, s, sigma)
+        return loss.sum() + gamma_C * np.dot(th, th)
+
+    def grad(th):
+        G = _dloss(Y, np.tensordot(th, A, axes=1) + b, s, sigma)
+        return np.einsum("vnc,nc->v", A, G) + 2.0 * gamma_C * th
+
+    return ogm(theta, grad, fun, L, tol=tol, max_iter=max_iter)
+
+
+def inf_norms(Xs):
+    """``||x_i||_inf`` of each row of the concatenation of the views, shape (N,)."""
+    out = np.zeros(Xs[0].shape[0])
+    for X in Xs:
+        if sp.issparse(X):
+            m = np.asarray(abs(X).max(axis=1).todense()).ravel()
+        else:
+            m = np.abs(X).max(axis=1)
+        out = np.maximum(out, m)
+    return out

@@ -1,0 +1,301 @@
+"""LM3FE (Luo et al., TIP 2016): the smoothed loss, the three block solvers and the estimator."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV
+
+from mlkit.datasets._containers import Views
+from mlkit.methods.multimodal import LM3FE, LM3FS, LM3FT
+from mlkit.methods.multimodal import _losses as L
+
+
+def _problem(seed=0, N=12, dims=(5, 3), C=3):
+    rng = np.random.default_rng(seed)
+    Xs = [rng.normal(size=(N, d)) for d in dims]
+    Y = np.where(rng.random((N, C)) < 0.4, 1.0, -1.0)
+    s = L.inf_norms(Xs)
+    U = [rng.normal(size=(d, C)) for d in dims]
+    theta = rng.random(len(dims)) + 0.2
+    W = rng.normal(size=(C, C))
+    b = rng.normal(size=C)
+    return Xs, Y, s, U, theta, W, b
+
+
+def _fd(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[idx] = h
+        g[idx] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
+
+
+PEN = dict(sigma=0.5, gamma_A=0.3, gamma_B=0.7, gamma_C=0.2)
+
+
+# ------------------------------------------------------------------ smoothed hinge loss
+def test_smoothed_hinge_is_the_max_over_u_and_its_derivative_is_minus_u_y():
+    rng = np.random.default_rng(1)
+    Y = np.where(rng.random((50, 2)) < 0.5, 1.0, -1.0)
+    F = rng.normal(scale=2, size=(50, 2))
+    s = rng.random(50) + 0.1
+    sigma = 0.7
+    loss, u = L.smoothed_hinge(Y, F, s, sigma)
+    grid = np.linspace(0, 1, 20001)                           # brute-force max over u in [0, 1]
+    m = (1 - Y * F)[..., None]
+    brute = (grid * m - 0.5 * sigma * s[:, None, None] * grid ** 2).max(axis=-1)
+    np.testing.assert_allclose(loss, brute, atol=1e-7)
+    # the three pieces of Eq. 8
+    k = (sigma * s)[:, None]
+    piece = np.where(Y * F > 1, 0, np.where(Y * F < 1 - k, (1 - Y * F) - k / 2,
+                                            (1 - Y * F) ** 2 / (2 * k)))
+    np.testing.assert_allclose(loss, piece, atol=1e-12)
+    g = _fd(lambda FF: L.smoothed_hinge(Y, FF, s, sigma)[0].sum(), F)
+    np.testing.assert_allclose(g, -u * Y, atol=1e-6)
+
+
+def test_smoothed_hinge_tends_to_the_hinge():
+    rng = np.random.default_rng(2)
+    Y = np.where(rng.random((40, 3)) < 0.5, 1.0, -1.0)
+    F = rng.normal(size=(40, 3))
+    s = rng.random(40) + 0.5
+    gaps = []
+    for sigma in [1.0, 1e-1, 1e-2, 1e-3, 1e-5]:
+        gap = L.hinge(Y, F) - L.smoothed_hinge(Y, F, s, sigma)[0]
+        assert gap.min() >= -1e-12 and gap.max() <= sigma * s.max() / 2 + 1e-12
+        gaps.append(gap.max())
+    assert gaps[-1] < 1e-5 and np.all(np.diff(gaps) <= 0)
+
+
+# ------------------------------------------------------------------ gradients vs finite differences
+def test_grad_W_and_b():
+    Xs, Y, s, U, theta, W, b = _problem()
+    Z = L.latent(Xs, U, theta)
+    gW, gb = L.grad_W(Z, Y, s, W, b, sigma=PEN["sigma"], gamma_A=PEN["gamma_A"])
+    f = lambda W_: L.objective(Xs, Y, s, U, theta, W_, b, **PEN)
+    np.testing.assert_allclose(gW, _fd(f, W), atol=1e-5)
+    f = lambda b_: L.objective(Xs, Y, s, U, theta, W, b_, **PEN)
+    np.testing.assert_allclose(gb, _fd(f, b), atol=1e-5)
+
+
+@pytest.mark.parametrize("v", [0, 1])
+def test_grad_U_loss_and_reweighted_l21(v):
+    Xs, Y, s, U, theta, W, b = _problem()
+    pen = dict(PEN, gamma_B=0.0)
+    D = L.reweight_diag(U[v], 1e-8)
+
+    def f(Uv):
+        UU = list(U)
+        UU[v] = Uv
+        # the surrogate the U-step descends: loss + gamma_B tr(U^T D U) with D fixed
+        return L.objective(Xs, Y, s, UU, theta, W, b, **pen) + 0.7 * np.sum(D[:, None] * Uv ** 2)
+
+    g = L.grad_U(Xs, Y, s, U, theta, W, b, v, sigma=PEN["sigma"], D=D, gamma_B=0.7)
+    np.testing.assert_allclose(g, _fd(f, U[v]), atol=1e-5)
+    # at U_t the re-weighted gradient is the L2,1 gradient itself
+    g_true = _fd(lambda Uv: 0.7 * L.l21_norm(Uv), U[v])
+    np.testing.assert_allclose(2 * 0.7 * D[:, None] * U[v], g_true, atol=1e-5)
+
+
+def test_grad_U_sparse_view_equals_dense():
+    Xs, Y, s, U, theta, W, b = _problem()
+    Xsp = [sp.csr_matrix(X) for X in Xs]
+    a = L.grad_U(Xs, Y, s, U, theta, W, b, 0, sigma=0.5)
+    c = L.grad_U(Xsp, Y, s, U, theta, W, b, 0, sigma=0.5)
+    np.testing.assert_allclose(a, c, atol=1e-12)
+
+
+def test_grad_theta():
+    Xs, Y, s, U, theta, W, b = _problem()
+    P = L.modality_scores(Xs, U)
+    g = L.grad_theta(P, Y, s, theta, W, b, sigma=PEN["sigma"], gamma_C=PEN["gamma_C"])
+    f = lambda th: L.objective(Xs, Y, s, U, th, W, b, **PEN)
+    np.testing.assert_allclose(g, _fd(f, theta), atol=1e-5)
+
+
+# ------------------------------------------------------------------ the block solvers
+def test_w_step_lipschitz_bound_and_optimum():
+    Xs, Y, s, U, theta, W, b = _problem(3)
+    Z = L.latent(Xs, U, theta)
+    sig, gA = 0.5, 0.3
+    Lw = len(Y) / sig * np.max((np.sum(Z ** 2, 1) + 1) / s) + 2 * gA
+    rng = np.random.default_rng(0)
+    for _ in range(20):                                       # L bounds the gradient's variation
+        W1, W2 = rng.normal(size=W.shape) * 3, rng.normal(size=W.shape) * 3
+        b1, b2 = rng.normal(size=3), rng.normal(size=3)
+        g1, h1 = L.grad_W(Z, Y, s, W1, b1, sigma=sig, gamma_A=gA)
+        g2, h2 = L.grad_W(Z, Y, s, W2, b2, sigma=sig, gamma_A=gA)
+        for c in range(3):                                    # per task
+            dg = np.linalg.norm(np.r_[g1[:, c] - g2[:, c], h1[c] - h2[c]])
+            dx = np.linalg.norm(np.r_[W1[:, c] - W2[:, c], b1[c] - b2[c]])
+            assert dg <= Lw * dx + 1e-9
+    Wn, bn, _ = L.w_step(Z, Y, s, np.zeros_like(W), np.zeros(3), sigma=sig, gamma_A=gA,
+                         tol=0.0, max_iter=3000)
+
+    def f(x):
+        Wx, bx = x[:9].reshape(3, 3), x[9:]
+        return L.objective(Xs, Y, s, U, theta, Wx, bx, sigma=sig, gamma_A=gA, gamma_B=0,
+                           gamma_C=0)
+
+    ref = minimize(f, np.zeros(12), method="L-BFGS-B", options=dict(gtol=1e-10, ftol=1e-14))
+    assert f(np.r_[Wn.ravel(), bn]) <= ref.fun + 1e-4 * abs(ref.fun)
+
+
+def test_u_step_never_increases_the_objective_and_reaches_the_optimum():
+    Xs, Y, s, U, theta, W, b = _problem(4)
+    O = lambda UU: L.objective(Xs, Y, s, UU, theta, W, b, **PEN)
+    before = O(U)
+    U0, _ = L.u_step(Xs, Y, s, U, theta, W, b, 0, sigma=0.5, gamma_B=0.7)
+    assert O([U0, U[1]]) <= before + 1e-12
+    Ulong, _ = L.u_step(Xs, Y, s, U, theta, W, b, 0, sigma=0.5, gamma_B=0.7, tol=0.0,
+                        max_iter=3000)
+    ref = minimize(lambda x: O([x.reshape(U[0].shape), U[1]]), U[0].ravel(), method="Powell",
+                   options=dict(xtol=1e-8, ftol=1e-12, maxiter=200000))
+    assert O([Ulong, U[1]]) <= ref.fun + 1e-3 * abs(ref.fun)
+
+
+def test_l21_majoriser_and_reweighting_step():
+    rng = np.random.default_rng(5)
+    Ut = rng.normal(size=(8, 3))
+    Ut[2] = 0.01
+    D = L.reweight_diag(Ut, 0.0)
+    maj = lambda U: np.sum(D[:, None] * U * U) + L.l21_norm(Ut) / 2
+    assert maj(Ut) == pytest.approx(L.l21_norm(Ut))           # tight at U_t
+    for _ in range(200):
+        U = rng.normal(size=Ut.shape) * rng.random() * 3
+        assert L.l21_norm(U) <= maj(U) + 1e-12
+    # one re-weighted step on a least-squares problem: argmin ||A U - B||^2 + g tr(U^T D U)
+    A, B, g = rng.normal(size=(20, 8)), rng.normal(size=(20, 3)), 2.0
+    obj = lambda U: np.sum((A @ U - B) ** 2) + g * L.l21_norm(U)
+    U = np.linalg.lstsq(A, B, rcond=None)[0]
+    for _ in range(30):                                       # Nie et al.'s re-weighting loop
+        D = L.reweight_diag(U, 0.0)
+        Unew = np.linalg.solve(A.T @ A + g * np.diag(D), A.T @ B)
+        surrogate = lambda V: np.sum((A @ V - B) ** 2) + g * np.sum(D[:, None] * V * V)
+        assert surrogate(Unew) <= surrogate(U) + 1e-10      # the step minimises the majoriser
+        assert obj(Unew) <= obj(U) + 1e-10                  # hence the true objective
+        U = Unew
+
+
+def test_theta_step_nonnegative_and_matches_bounded_optimum():
+    Xs, Y, s, U, theta, W, b = _problem(6, dims=(5, 3, 4))
+    U[1] = -U[1] * 3                                          # a modality that hurts: theta_1 -> 0
+    P = L.modality_scores(Xs, U)
+    th, _ = L.theta_step(P, Y, s, theta, W, b, sigma=0.5, gamma_C=0.2, tol=0.0, max_iter=5000)
+    assert np.all(th >= 0)
+    f = lambda t: L.objective(Xs, Y, s, U, t, W, b, sigma=0.5, gamma_A=0, gamma_B=0,
+                              gamma_C=0.2)
+    ref = minimize(f, theta, method="L-BFGS-B", bounds=[(0, None)] * 3,
+                   options=dict(gtol=1e-12, ftol=1e-15))
+    assert f(th) <= ref.fun + 1e-6 * abs(ref.fun)
+    np.testing.assert_allclose(th, ref.x, atol=1e-3)
+    short, _ = L.theta_step(P, Y, s, theta, W, b, sigma=0.5, gamma_C=0.2)
+    assert np.all(short >= 0) and f(short) <= f(theta) + 1e-12
+
+
+# ------------------------------------------------------------------ the estimator
+def _planted(seed=0, n_per=20, noise=(12, 10), sparse=False):
+    """4 classes: the first 3 columns of modality "a" carry bit 1 of the class, the first 2 of
+    "b" bit 2 (both modalities are needed); every other column is noise."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(4), n_per)
+    N = len(y)
+    bit1, bit2 = (y % 2) * 2 - 1.0, (y // 2) * 2 - 1.0
+    X1 = np.hstack([bit1[:, None] * [1.5, 1.0, 0.8] + rng.normal(scale=0.6, size=(N, 3)),
+                    rng.normal(size=(N, noise[0]))])
+    X2 = np.hstack([bit2[:, None] * [1.5, 1.0] + rng.normal(scale=0.6, size=(N, 2)),
+                    rng.normal(size=(N, noise[1]))])
+    if sparse:
+        X1[np.abs(X1) < 0.5] = 0
+        X2[np.abs(X2) < 0.5] = 0
+    return Views([X1, X2], ["a", "b"]), y
+
+
+def test_objective_does_not_increase_and_theta_nonnegative():
+    views, y = _planted(1)
+    m = LM3FE(gamma_A=0.1, gamma_B=0.1, gamma_C=0.1, max_iter=15, random_state=0).fit(views, y)
+    O = np.array(m.objective_)
+    assert len(O) == m.n_iter_ + 1 and m.n_iter_ >= 2
+    assert np.all(np.diff(O) <= 1e-9 * O[0])
+    assert O[-1] < O[0]
+    assert np.all(m.theta_ >= 0)
+    extras = m.run_record_extras()
+    assert extras["n_iter"] == m.n_iter_ and len(extras["theta"]) == 2
+
+
+def test_objective_monotone_with_warm_w_and_multilabel_targets():
+    views, y = _planted(2)
+    Y = np.column_stack([y == 0, y != 1, y == 2]).astype(int)
+    m = LM3FE(w_restart=False, max_iter=10, random_state=1).fit(views, Y)
+    assert np.all(np.diff(m.objective_) <= 1e-9 * m.objective_[0])
+    assert m.predict(views).shape == Y.shape and set(np.unique(m.predict(views))) <= {0, 1}
+
+
+def test_lm3fs_ranks_the_informative_features_first():
+    views, y = _planted(3)
+    m = LM3FE(gamma_A=0.1, gamma_B=1.0, gamma_C=0.1, max_iter=20, random_state=0).fit(views, y)
+    assert set(m.feature_ranking_[0][:3]) == {0, 1, 2}
+    assert set(m.feature_ranking_[1][:2]) == {0, 1}
+    kept = m.select(20)                                       # ceil(20% of 15) = 3, of 12 = 3
+    assert [k.tolist()[:2] for k in kept] == [[0, 1], [0, 1]] and kept[0].tolist() == [0, 1, 2]
+    kept = m.select(10)                                       # ceil(10% of 15) = 2, of 12 = 2
+    assert [k.tolist() for k in kept] == [[0, 1], [0, 1]]
+    sub = m.select(10, views)
+    assert sub.dims == [2, 2] and sub.names == ["a", "b"]
+    np.testing.assert_array_equal(sub.views[1], views.views[1][:, :2])
+
+
+def test_sparse_and_dense_views_give_the_same_model():
+    views, y = _planted(4, sparse=True)
+    spv = Views([sp.csr_matrix(X) for X in views.views], views.names)
+    kw = dict(max_iter=5, random_state=0)
+    a, c = LM3FE(**kw).fit(views, y), LM3FE(**kw).fit(spv, y)
+    np.testing.assert_allclose(a.objective_, c.objective_, rtol=1e-10)
+    np.testing.assert_allclose(a.decision_function(views), c.decision_function(spv), atol=1e-8)
+    f1 = LM3FS(percent=20, **kw).fit(views, y)
+    f2 = LM3FS(percent=20, **kw).fit(spv, y)
+    np.testing.assert_array_equal(f1.predict(views), f2.predict(spv))
+
+
+@pytest.mark.parametrize("cls", [LM3FE, LM3FS, LM3FT])
+def test_sklearn_basics(cls):
+    views, y = _planted(5)
+    est = cls(max_iter=3, random_state=0)
+    with pytest.raises(NotFittedError):
+        est.predict(views)
+    params = est.get_params()
+    assert est.fit(views, y) is est and est.get_params() == params
+    again = clone(est).fit(views, y)
+    np.testing.assert_array_equal(est.decision_function(views), again.decision_function(views))
+    assert est.decision_function(views).shape == (len(y), 4)
+    assert est.predict(views).shape == y.shape
+    with pytest.raises(ValueError, match="fitted on views"):
+        est.predict([views.views[0]])
+
+
+def test_bad_input_messages():
+    views, y = _planted(6)
+    with pytest.raises(ValueError, match="only one class"):
+        LM3FE().fit(views, np.zeros_like(y))
+    X0 = views.views[0].copy()
+    X0[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        LM3FE().fit([X0, views.views[1]], y)
+    with pytest.raises(ValueError, match="sigma"):
+        LM3FE(sigma=-1).fit(views, y)
+
+
+def test_lm3fs_lm3ft_classify_planted_data_and_gridsearch_on_views():
+    views, y = _planted(7, n_per=24)
+    te = np.arange(len(y)) % 4 == 0
+    for est in [LM3FS(percent=15, max_iter=10, random_state=0),
+                LM3FT(max_iter=10, random_state=0, classifier="rls")]:
+        est.fit(views[~te], y[~te])
+        assert (est.predict(views[te]) == y[te]).mean() >= 0.9
+    gs = GridSearchCV(LM3FS(max_iter=3, random_state=0), {"percent": [5, 50]}, cv=3)
+    gs.fit(views, y)
+    assert gs.best_params_["percent"] in (5, 50) and gs.predict(views).shape == y.shape
