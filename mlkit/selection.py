@@ -1,14 +1,18 @@
 """Model selection on the training data, shared by every paper: cross-validated grids with
 the papers' own selection rules, built on scikit-learn's ``GridSearchCV``."""
 
+import warnings
+
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.metrics import make_scorer
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
 from .metrics import mean_average_precision_score
 
-__all__ = ["mean_ap_scorer", "smallest_ratios_reaching", "select_ratios", "select_gamma"]
+__all__ = ["mean_ap_scorer", "smallest_ratios_reaching", "select_ratios", "select_gamma",
+           "select_baseline", "select_base_model", "select_mssboost_settings"]
 
 #: Mean-AP of ``decision_function`` as a scikit-learn scorer
 mean_ap_scorer = make_scorer(mean_average_precision_score, response_method="decision_function")
@@ -81,3 +85,162 @@ def select_gamma(estimator, X, Y, *, grid, n_folds=2, random_state=0, n_jobs=Non
     return {"gamma": float(res["param_gamma"][best]),
             "grid": [{"gamma": float(g), "mean_ap": float(s)}
                      for g, s in zip(res["param_gamma"], res["mean_test_score"])]}
+
+
+# -- MSSBoost's settings as the paper selects them (Sec. 6.2.1) -----------------------------
+def _folds(n, n_folds, random_state):
+    return list(KFold(n_splits=n_folds, shuffle=True, random_state=random_state).split(
+        np.zeros((n, 1))))
+
+
+def _fold_score(estimator, X, Y, train, test):
+    """Mean-AP of ``estimator`` fitted on ``train`` and scored on ``test``, and the fitted
+    model's support-vector fraction when it has one (else None)."""
+    est = clone(estimator).fit(X[train], Y[train])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)     # labels without test positives
+        score = mean_average_precision_score(Y[test], est.decision_function(X[test]))
+    return score, getattr(est, "support_fraction_", None)
+
+
+def _cv_grid(estimator, X, Y, settings, folds, n_jobs):
+    """Mean over ``folds`` of the Mean-AP (and support fraction) of ``estimator`` with every
+    parameter dict of ``settings``; one job per (setting, fold)."""
+    jobs = [(i, train, test) for i in range(len(settings)) for train, test in folds]
+    out = Parallel(n_jobs=n_jobs)(
+        delayed(_fold_score)(clone(estimator).set_params(**settings[i]), X, Y, train, test)
+        for i, train, test in jobs)
+    scores = np.array([s for s, _ in out]).reshape(len(settings), len(folds))
+    fracs = [f for _, f in out]
+    has_frac = all(f is not None for f in fracs)
+    fracs = np.array(fracs, dtype=float).reshape(len(settings), len(folds)) if has_frac else None
+    rows = []
+    for i, params in enumerate(settings):
+        row = {**params, "mean_ap": float(scores[i].mean())}
+        if has_frac:
+            row["sv_fraction"] = float(fracs[i].mean())
+        rows.append(row)
+    return rows
+
+
+def _best(rows):
+    return max(rows, key=lambda r: r["mean_ap"])     # first of equals: grid order
+
+
+def select_baseline(X, Y, *, gamma_grid, C_grid, n_folds=2, random_state=0, n_jobs=None,
+                    baseline=None):
+    """The Baseline's rho (``gamma``) and ``C`` by ``n_folds``-fold CV Mean-AP of the Baseline
+    itself (Sec. 6.2.1 of Yan et al. 2007: "rho is set to 0.05 based on two fold cross
+    validation"; C is not stated, so it is searched alike).
+
+    Parameters
+    ----------
+    X, Y : training data (Y an (n, L) 0/1 or -1/+1 matrix)
+    gamma_grid, C_grid : sequences of float
+    n_folds : int, default=2
+    random_state : int, default=0
+        Seed of the shuffled folds.
+    n_jobs : int, default=None
+        Processes over (setting, fold).
+    baseline : estimator, default=None
+        :class:`~mlkit.methods.BaselineSVM` when None.
+
+    Returns
+    -------
+    dict
+        ``gamma``, ``C``, ``mean_ap`` (of the best setting) and ``grid``: for every setting
+        {gamma, C, mean_ap, sv_fraction}, the Baseline's mean support-vector fraction over
+        labels and folds (near 1: the kernel is too flat or too narrow for a sparse SVM).
+    """
+    from .methods import BaselineSVM
+
+    est = BaselineSVM() if baseline is None else baseline
+    settings = [{"gamma": float(g), "C": float(c)} for g in gamma_grid for c in C_grid]
+    rows = _cv_grid(est, X, Y, settings, _folds(len(Y), n_folds, random_state), n_jobs)
+    best = _best(rows)
+    return {"gamma": best["gamma"], "C": best["C"], "mean_ap": best["mean_ap"], "grid": rows}
+
+
+def select_base_model(X, Y, *, rd, rf, gamma_grid, C_grid, n_folds=2, random_state=0,
+                      n_jobs=None, estimator=None):
+    """The base models' rho (``gamma``) and ``C`` by ``n_folds``-fold CV Mean-AP of the base
+    model itself: the Subspace model (one subspace SVM per label) at sampling ratios
+    ``rd``, ``rf``. A subspace SVM sees M * rf features, so its squared distances are about rf
+    times the Baseline's and its best rho is about 1/rf times larger: the Baseline's rho would
+    make it nearly flat.
+
+    Returns
+    -------
+    dict
+        ``gamma``, ``C``, ``mean_ap`` (of the best setting) and ``grid``: {gamma, C, mean_ap}
+        for every setting.
+    """
+    from .methods import Subspace
+
+    est = Subspace(random_state=random_state) if estimator is None else estimator
+    est = clone(est).set_params(rd=rd, rf=rf)
+    settings = [{"gamma": float(g), "C": float(c)} for g in gamma_grid for c in C_grid]
+    rows = _cv_grid(est, X, Y, settings, _folds(len(Y), n_folds, random_state), n_jobs)
+    best = _best(rows)
+    return {"gamma": best["gamma"], "C": best["C"], "mean_ap": best["mean_ap"], "grid": rows}
+
+
+def select_mssboost_settings(X, Y, *, gamma_grid, C_grid, rd_grid, rf_grid,
+                             base_gamma_grid=None, base_C_grid=None, fraction=0.8, n_folds=2,
+                             random_state=0, n_jobs=None, exhaustive=True):
+    """Every setting of MSSBoost's experiments chosen as Sec. 6.2.1 of Yan et al. (2007) says,
+    all by ``n_folds``-fold CV on (X, Y) with the same folds:
+
+    1. the Baseline's rho and C (:func:`select_baseline`) and its CV Mean-AP;
+    2. for every (rd, rf) of the grids, the base models' rho and C by CV of the Subspace
+       model at (rd, rf) (:func:`select_base_model`);
+    3. rd, rf: among the pairs whose Subspace (at its own best rho, C) reaches ``fraction``
+       of the Baseline's Mean-AP, the smallest rd * rf, then the smallest rd ("the minimal
+       ones that can achieve at least 80% of the baseline performance on average"); when
+       none reaches it, the best-scoring pair (``reached`` is then False).
+
+    Parameters
+    ----------
+    gamma_grid, C_grid : sequences of float
+        The Baseline's grids.
+    rd_grid, rf_grid : sequences of float
+        The ratios searched (the paper does not list its own).
+    base_gamma_grid, base_C_grid : sequences of float, default=None
+        The base models' grids; None reuses ``gamma_grid`` / ``C_grid``.
+    fraction : float, default=0.8
+    exhaustive : bool, default=True
+        Score every pair (the whole table is returned); False visits the pairs in the rule's
+        order and stops at the first that reaches the threshold (same choice, less work).
+
+    Returns
+    -------
+    dict
+        ``baseline_gamma``, ``baseline_C``, ``baseline_map``, ``baseline_sv_fraction``,
+        ``baseline_grid`` (see :func:`select_baseline`), ``threshold``, ``rd``, ``rf``,
+        ``gamma`` and ``C`` (the base models' at the chosen pair), ``subspace_map``,
+        ``reached`` and ``grid``: for every pair scored {rd, rf, gamma, C, mean_ap}.
+    """
+    base = select_baseline(X, Y, gamma_grid=gamma_grid, C_grid=C_grid, n_folds=n_folds,
+                           random_state=random_state, n_jobs=n_jobs)
+    threshold = fraction * base["mean_ap"]
+    pairs = sorted(((float(rd), float(rf)) for rd in rd_grid for rf in rf_grid),
+                   key=lambda p: (p[0] * p[1], p[0]))
+    grid = []
+    for rd, rf in pairs:
+        sub = select_base_model(X, Y, rd=rd, rf=rf,
+                                gamma_grid=gamma_grid if base_gamma_grid is None else base_gamma_grid,
+                                C_grid=C_grid if base_C_grid is None else base_C_grid,
+                                n_folds=n_folds, random_state=random_state, n_jobs=n_jobs)
+        grid.append({"rd": rd, "rf": rf, "gamma": sub["gamma"], "C": sub["C"],
+                     "mean_ap": sub["mean_ap"]})
+        if not exhaustive and sub["mean_ap"] >= threshold:
+            break
+    ok = [g for g in grid if g["mean_ap"] >= threshold]
+    chosen = ok[0] if ok else _best(grid)           # grid is in the rule's order
+    sv = next(r["sv_fraction"] for r in base["grid"]
+              if (r["gamma"], r["C"]) == (base["gamma"], base["C"]))
+    return {"baseline_gamma": base["gamma"], "baseline_C": base["C"],
+            "baseline_map": base["mean_ap"], "baseline_sv_fraction": sv,
+            "baseline_grid": base["grid"], "threshold": threshold,
+            "rd": chosen["rd"], "rf": chosen["rf"], "gamma": chosen["gamma"], "C": chosen["C"],
+            "subspace_map": chosen["mean_ap"], "reached": bool(ok), "grid": grid}
