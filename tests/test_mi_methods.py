@@ -16,6 +16,7 @@ from mlkit.methods._validation import check_bag_labels, check_bags
 from mlkit.methods.mi import MILES, MISVM, RS, RSVM, MIKernel, miSVM
 from mlkit.methods.mi._label_mean import label_mean_objective
 from mlkit.methods.mi.miles import fit_l1_svm, miles_embedding
+from mlkit.methods.mi.reduced import _project, reduced_set
 
 ALL = [miSVM(C=1), MISVM(C=10), MIKernel(C=10), MILES(C=10), RS(n_xv=20, C=10),
        RSVM(n_xv=20, C=10, random_state=0)]
@@ -237,6 +238,33 @@ def test_rs_approaches_the_dense_mikernel_solution(problem):
     assert gaps[-1] < 0.05 * np.abs(dense).max()
     errors = RS(n_xv=30, C=10).fit(bags, y).reconstruction_errors_
     assert np.all(np.diff(errors) <= 1e-9 * errors[0])        # projection never gets worse
+
+
+def test_rs_on_near_duplicate_instances():
+    """Bags drawn from six points (+1e-12 noise): the reduced set approaches MI-Kernel's
+    expansion, never with a singular solve or a negative squared error."""
+    rng = np.random.default_rng(0)
+    points = rng.normal(size=(3, 4))
+    bags = [points[rng.integers(3, size=4)] + 1e-12 * rng.normal(size=(4, 4)) + (i % 2)
+            for i in range(30)]
+    y = np.arange(30) % 2
+    for data in (bags, [sp.csr_matrix(b) for b in bags]):
+        model = RS(n_xv=10, C=10).fit(data, y)
+        errors = model.reconstruction_errors_
+        assert np.all(np.isfinite(errors)) and np.all(errors >= 0)
+        dense = MIKernel(C=10).fit(data, y)
+        np.testing.assert_allclose(model.decision_function(data), dense.decision_function(data),
+                                   atol=0.05)
+    # identical expansion points: one vector reproduces Psi, the search stops there
+    U = np.repeat(points[:1], 8, axis=0)
+    alpha = rng.normal(size=(8, 2)) * 1e3
+    Z, beta, errors = reduced_set(U, alpha, 6, 1.0)
+    assert len(Z) == 1 and 0 <= errors[0] <= 1e-12 * np.sum(alpha.sum(axis=0) ** 2)
+    # an indefinite-by-rounding K_zz: the ridge grows until Cholesky succeeds
+    K = np.ones((3, 3))
+    K[0, 0] -= 1e-7
+    b = _project(K, np.ones((3, 1)))
+    assert np.all(np.isfinite(b))
 
 
 def test_label_mean_objective_gradient_and_rsvm_optimum(problem):

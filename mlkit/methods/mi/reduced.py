@@ -59,14 +59,32 @@ def _preimage(z, U, alpha, Z, beta, gamma, max_iter, tol, U_norms):
         value = r @ r
         if value > best_value:
             best, best_value = z, value
-        if value == 0:
+        if not value > 0 or not np.isfinite(value):      # reproduced, or an overflow
             break
         step = (dense_dot(k_u * (alpha @ r), U) - (k_z * (beta @ r)) @ Z) / value
+        if not np.all(np.isfinite(step)):
+            break
         moved = np.sqrt(gamma) * np.linalg.norm(step - z)
         z = step
         if moved < tol:
             break
     return best
+
+
+def _project(K_zz, proj):
+    """beta = (K_zz + ridge I)^{-1} proj by Cholesky; the ridge starts at KZ_RIDGE and grows
+    tenfold while the matrix is numerically singular (near-duplicate z_l: a fixed point can
+    land on an earlier vector)."""
+    ridge = KZ_RIDGE
+    eye = np.eye(len(K_zz))
+    while True:
+        K_reg = K_zz + ridge * eye
+        try:
+            return scipy.linalg.cho_solve(scipy.linalg.cho_factor(K_reg), proj)
+        except np.linalg.LinAlgError:
+            if ridge >= 1.0:
+                raise
+            ridge *= 10.0
 
 
 def reduced_set(U, alpha, n_vectors, gamma, *, max_iter=100, tol=1e-4):
@@ -75,7 +93,9 @@ def reduced_set(U, alpha, n_vectors, gamma, *, max_iter=100, tol=1e-4):
     Greedy reduced-set construction (Ch. 18 of [2]_) with the XVs shared by all columns:
     each new z starts at the u with the largest squared residual, moves by the fixed point
     of :func:`_preimage`, and after each addition all beta are refitted by projecting Psi
-    onto span{phi(z_l)}: ``beta = (K_Z + ridge I)^{-1} K_{Z,U} alpha``.
+    onto span{phi(z_l)}: ``beta = (K_Z + ridge I)^{-1} K_{Z,U} alpha`` (the ridge grows while
+    K_Z is numerically singular, and the squared error is clamped at 0, so near-duplicate
+    instances neither stop the fit with "singular matrix" nor give negative errors).
 
     Parameters
     ----------
@@ -118,10 +138,13 @@ def reduced_set(U, alpha, n_vectors, gamma, *, max_iter=100, tol=1e-4):
             z = _preimage(z, U, alpha, Z, beta, gamma, max_iter, tol, U_norms)
             Z = np.vstack([Z, z])
             K_zu = np.vstack([K_zu, rbf_kernel(z[None, :], U, gamma, Z_norms=U_norms)])
-            K_zz = rbf_kernel(Z, gamma=gamma) + KZ_RIDGE * np.eye(len(Z))
             proj = K_zu @ alpha
-            beta = scipy.linalg.solve(K_zz, proj, assume_a="pos")
-            errors.append(norm2 - 2 * np.sum(beta * proj) + np.sum(beta * (K_zz @ beta)))
+            K_zz = rbf_kernel(Z, gamma=gamma)
+            beta = _project(K_zz, proj)
+            # the squared RKHS error of this expansion (without the ridge); rounding can
+            # push the expanded form below 0
+            errors.append(max(norm2 - 2 * np.sum(beta * proj) + np.sum(beta * (K_zz @ beta)),
+                              0.0))
     return Z, beta, np.asarray(errors)
 
 
