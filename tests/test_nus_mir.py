@@ -186,6 +186,7 @@ def _write_vec(path, X, head, data):
 
 
 def write_mir(root, n, concepts, *, seed=0, vocab=(("sky", 60), ("dog", 55), ("rare", 3))):
+    """Write MIR Flickr files (features, annotations, official tag files) for n images."""
     rng = np.random.default_rng(seed)
     sift = rng.integers(0, 50, (n, 7)).astype(float)
     gist = np.round(rng.random((n, 5)), 6)
@@ -198,10 +199,10 @@ def write_mir(root, n, concepts, *, seed=0, vocab=(("sky", 60), ("dog", 55), ("r
         path.write_text("".join(f"{i + 1}\n" for i in np.flatnonzero(Y[:, j])))
     (root / "annotations" / "README.txt").write_text("the annotations\n")
     doc = root / "mirflickr" / "doc"
-    doc.mkdir(parents=True)
+    doc.mkdir(parents=True, exist_ok=True)
     (doc / "common_tags.txt").write_text("".join(f"{t} {c}\n" for t, c in vocab))
     tags = root / "mirflickr" / "meta" / "tags"
-    tags.mkdir(parents=True)
+    tags.mkdir(parents=True, exist_ok=True)
     T = rng.integers(0, 2, (n, len(vocab)))
     for i in range(n):
         words = [t for (t, _), on in zip(vocab, T[i]) if on] + ["other"]
@@ -251,7 +252,12 @@ def test_mirflickr_dataset_checks_counts_and_missing_files(tmp_path):
         load_mirflickr(data_home=tmp_path)
     msg = str(err.value)
     assert "\n" not in msg and str(tmp_path / "mirflickr") in msg
-    assert "features/DenseSift" in msg and "annotations/baby_r1.txt" in msg
+    assert "features/DenseSift" in msg and "annotations/<concept>.txt for 38 concepts" in msg
+    write_mir(tmp_path / "mirflickr", 6, MIRFLICKR_CONCEPTS)
+    (tmp_path / "mirflickr" / "annotations" / "water.txt").unlink()
+    with pytest.raises(DataError, match=r"put annotations/water.txt there") as err:
+        load_mirflickr(data_home=tmp_path)
+    assert "features/" not in str(err.value)
     write_mir(tmp_path / "mirflickr", 6, MIRFLICKR_CONCEPTS)
     with pytest.raises(DataError, match=r"DenseSift.hvecs: 6 records, expected 25000"):
         load_mirflickr(data_home=tmp_path)

@@ -188,16 +188,26 @@ def _read_annotation(path, n_images):
 
 
 def _missing(root, views, concepts, what):
-    """One line naming every file needed and where."""
-    need = [f"features/{v}.<txt|fvec|hvecs|hvecs32>" for v in views if v != "tags"]
-    if "tags" in views:
+    """One line naming the files that are missing and where they go."""
+    need = [f"features/{v}.<txt|fvec|hvecs|hvecs32>" for v in views
+            if v != "tags" and _view_file(root, v) is None]
+    if "tags" in views and _view_file(root, "tags") is None and not (
+            (root / "mirflickr" / "doc" / "common_tags.txt").is_file()
+            and (root / "mirflickr" / "meta" / "tags").is_dir()):
         need.append("mirflickr/meta/tags/tags<i>.txt and mirflickr/doc/common_tags.txt "
                     "(or features/tags.<ext>)")
-    shown = ", ".join(f"annotations/{c}.txt" for c in concepts) if concepts else \
-        "annotations/<concept>.txt"
-    return (f"{what}: MIR Flickr files missing in {root}; put {', '.join(need)} and {shown} "
-            f"there (images, tags and annotations from {_MIR_HOME}; features in "
-            f"image order 1..n)")
+    if concepts is None:
+        need.append("annotations/<concept>.txt")
+    else:
+        absent = [c for c in concepts if not (root / "annotations" / f"{c}.txt").is_file()]
+        if len(absent) > 4:
+            need.append(f"annotations/<concept>.txt for {len(absent)} concepts "
+                        f"({', '.join(absent[:3])}, ..., {absent[-1]})")
+        else:
+            need += [f"annotations/{c}.txt" for c in absent]
+    return (f"{what}: MIR Flickr files missing in {root}; put {', '.join(need)} there "
+            f"(images, tags and annotations from {_MIR_HOME}, e.g. "
+            f"mirflickr25k_annotations_v080.zip; features in image order 1..n)")
 
 
 def read_mir_flickr(path, *, views=tuple(MIRFLICKR_VIEWS), concepts=None, min_tag_count=50,

@@ -49,10 +49,12 @@ References
    extraction for image classification", IEEE Trans. Image Process. 25(1):414-427, 2016.
 """
 
+import io
 import logging
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .._errors import DataError
 from ..registry import FORMATS
@@ -154,6 +156,21 @@ def _parse_rows(lines, numbers, dim, path):
     return values.reshape(len(lines), dim)
 
 
+def _fast_parse(lines, dim):
+    """The (n, dim) matrix of well-formed rows with pandas' C parser, or None when anything
+    is off (ragged, blank, non-numeric, NaN or infinite), left to :func:`_parse_rows`."""
+    try:
+        frame = pd.read_csv(io.StringIO("\n".join(lines)), sep=r"\s+", header=None,
+                            skip_blank_lines=False, engine="c", na_filter=True)
+    except (ValueError, pd.errors.ParserError):
+        return None
+    if frame.shape[0] != len(lines) or (dim is not None and frame.shape[1] != dim) \
+            or not all(dt.kind in "fiu" for dt in frame.dtypes):
+        return None
+    X = frame.to_numpy(dtype=np.float64)
+    return X if np.isfinite(X).all() else None
+
+
 def read_feature_matrix(path, *, dim=None, n_rows=None, rows=None):
     """A dense feature matrix from a text file: one sample per line, whitespace-separated.
 
@@ -189,7 +206,8 @@ def read_feature_matrix(path, *, dim=None, n_rows=None, rows=None):
         numbers = rows + 1
     if not lines:
         return np.zeros((0, dim or 0))
-    return _parse_rows(lines, numbers, dim, path)
+    X = _fast_parse(lines, dim)
+    return X if X is not None else _parse_rows(lines, numbers, dim, path)
 
 
 def _read_labels(path, n_rows=None):
@@ -231,7 +249,8 @@ def _needed(root, features, concepts, parts):
 def _missing_message(root, features, concepts, what):
     """One line: every file needed, in the unsplit layout, with the split alternative."""
     concepts = concepts or ["<concept>"]
-    shown = [str(p.relative_to(root)) for p in _needed(root, features, concepts, (None,))]
+    shown = [str(p.relative_to(root)) for p in _needed(root, features, concepts, (None,))
+             if not p.is_file()]
     return (f"{what}: NUS-WIDE files missing in {root}; put {', '.join(shown)} there "
             f"(or the official split: {_FEATURE_DIR}/Train_Normalized_<X>.dat and "
             f"Test_Normalized_<X>.dat, BoW_Train_int.dat and BoW_Test_int.dat, "
