@@ -265,6 +265,29 @@ def test_mi_svm_n_features_sets_the_dimension(tmp_path):
     assert d.instances.shape == (3, 10)
 
 
+def test_mi_svm_drops_written_out_zeros(tmp_path):
+    d = FORMATS.get("mi-svm")(write(tmp_path, "z.svm", "1:10:+1 1:0 2:1.5\n"
+                                                         "2:10:-1 1:0.0 3:0\n"
+                                                         "3:11:-1 2:-0 3:2\n"))
+    X = d.instances
+    assert sp.issparse(X) and X.format == "csr" and X.nnz == 2
+    assert np.all(X.data != 0)
+    np.testing.assert_array_equal(X.toarray(), [[0, 1.5, 0], [0, 0, 0], [0, 0, 2]])
+
+
+@pytest.mark.parametrize("header", ["", "3 3\n"])
+def test_mi_svm_fully_written_rows_give_dense_instances(tmp_path, header):
+    text = header + ("1:10:+1 1:0.5 2:0 3:2\n"
+                     "2:10:-1 1:1 2:3 3:0\n"
+                     "3:11:-1 3:-1 1:0 2:4\n")          # any order, zeros written out
+    d = FORMATS.get("mi-svm")(write(tmp_path, "dense.svm", text))
+    assert isinstance(d.instances, np.ndarray) and not sp.issparse(d.instances)
+    np.testing.assert_array_equal(d.instances, [[0.5, 0, 2], [1, 3, 0], [0, 4, -1]])
+    # one value missing from one row: not dense data, so CSR
+    partial = FORMATS.get("mi-svm")(write(tmp_path, "partial.svm", text.replace(" 2:3", "")))
+    assert sp.issparse(partial.instances)
+
+
 # -- malformed input -------------------------------------------------------------------------
 MUSK_OK = "M-1,c1,1,2,1.\nM-1,c2,3,4,1.\n"
 MIL_OK = "0,1,1,2\n1,1,3,4\n"

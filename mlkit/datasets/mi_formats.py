@@ -490,7 +490,10 @@ def read_mi_svm(path, *, n_features=None):
     Returns
     -------
     MultiInstanceDataset
-        CSR instances; ``class_names == ["-1", "1"]`` (code 1 = +1); with instance labels.
+        CSR instances without stored zeros (explicit ``idx:0`` entries are dropped), or a
+        dense ndarray when every row writes out every one of the D values (a dense data set
+        saved in this layout); ``class_names == ["-1", "1"]`` (code 1 = +1); with instance
+        labels.
 
     Raises
     ------
@@ -525,6 +528,10 @@ def read_mi_svm(path, *, n_features=None):
     if bad.size:
         raise _error(path, f"line {rows[bad[0]]}", f"label {labels[bad[0]]!r} is not +1 or -1")
     X = _sparse_rows(pairs, np.array(counts, dtype=np.int64), rows, path, n_features)
+    if X.shape[1] > 0 and np.all(np.diff(X.indptr) == X.shape[1]):
+        X = X.toarray()             # every value written out (e.g. MUSK in .svm): dense data
+    else:
+        X.eliminate_zeros()         # written-out zeros are not stored
     keys = _bag_keys(np.array(bag_names), rows, path)
     return _assemble(path, "mi-svm", X, keys, values, rows, bag_label=False)
 
