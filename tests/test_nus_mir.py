@@ -5,6 +5,8 @@ import pytest
 
 from mlkit._errors import DataError
 from mlkit.datasets import load_dataset
+from mlkit.datasets.mirflickr import (MIRFLICKR_CONCEPTS, load_mirflickr, read_mir_flickr,
+                                      read_vec)
 from mlkit.datasets.nuswide import (NUS_ANIMAL_CONCEPTS, NUS_FEATURES, load_nus_animal,
                                     read_feature_matrix, read_nus_wide)
 from mlkit.registry import DATASETS, FORMATS
@@ -172,9 +174,6 @@ def test_read_feature_matrix_subset_rows_and_checks(tmp_path):
 
 # -- MIR Flickr --------------------------------------------------------------------------------
 
-from mlkit.datasets.mirflickr import (MIRFLICKR_CONCEPTS, load_mirflickr,  # noqa: E402
-                                      read_mir_flickr, read_vec)
-
 
 def _write_vec(path, X, head, data):
     """LEAR vec layout: per record a dimension header then the values."""
@@ -288,3 +287,23 @@ def test_mir_flickr_malformed_files(tmp_path, corrupt, where):
     with pytest.raises(DataError, match=where) as err:
         read_mir_flickr(tmp_path)
     assert "\n" not in str(err.value)
+
+
+def test_read_feature_matrix_parses_floats_exactly(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 7)) * 10.0 ** rng.integers(-12, 12, (50, 7))
+    path = tmp_path / "f.dat"
+    path.write_text("".join(" ".join(repr(float(v)) for v in row) + " \n" for row in X))
+    np.testing.assert_array_equal(read_feature_matrix(path, dim=7), X)
+    np.testing.assert_array_equal(read_feature_matrix(path, rows=[4, 2]), X[[4, 2]])
+
+
+def test_nus_wide_single_label_over_chosen_concepts(nus_all):
+    home, Y, views = nus_all
+    data = read_nus_wide(home / "nus-wide", concepts=["cat", "dog"], features=["wt"],
+                         single_label=True)
+    sub = Y[:, [ANIMALS.index("cat"), ANIMALS.index("dog")]]
+    keep = np.flatnonzero(sub.sum(axis=1) == 1)
+    np.testing.assert_array_equal(data.y, np.argmax(sub[keep], axis=1))
+    np.testing.assert_allclose(data.views[0], views["wt"][keep])
+    assert data.class_names == ["cat", "dog"] and data.stratify is data.y

@@ -359,6 +359,8 @@ def read_nus_wide(path, *, concepts=None, features=tuple(NUS_FEATURES), single_l
         if single_label:
             rows = np.flatnonzero(Y.sum(axis=1) == 1)
             targets.append(np.argmax(Y[rows], axis=1))
+            logger.info("%s: %d of %d images have exactly one of the %d concepts%s", name,
+                        len(rows), n_part, len(concepts), f" ({part})" if part else "")
         else:
             rows = None
             targets.append(Y)
