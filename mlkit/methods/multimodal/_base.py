@@ -28,12 +28,11 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.linear_model import Ridge
 from sklearn.preprocessing import normalize as _row_normalize
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ...kernels import squared_distances
+from ...kernels import dense_dot, squared_distances
 from .._validation import check_bag_labels, check_multilabel_Y, check_views
 
 __all__ = ["normalize_views", "select_columns", "Downstream", "MultiViewClassifierMixin"]
@@ -87,8 +86,22 @@ class Downstream:
     def fit(self, X, Ypm):
         if self.kind == "knn":
             self.X_, self.Y_ = X, Ypm
+            return self
+        # ridge with an unpenalised intercept, solved exactly in the primal (D <= N) or the
+        # dual form on centred data (sparse X is never centred explicitly)
+        N, D = X.shape
+        mu = np.asarray(X.mean(axis=0)).ravel()
+        ybar = Ypm.mean(axis=0)
+        Yc = Ypm - ybar
+        if D <= N:
+            G = dense_dot(X.T, X) - N * np.outer(mu, mu)
+            self.coef_ = np.linalg.solve(G + self.alpha * np.eye(D),
+                                         dense_dot(X.T, Yc) - np.outer(mu, Yc.sum(axis=0)))
         else:
-            self.ridge_ = Ridge(alpha=self.alpha, solver="auto").fit(X, Ypm)
+            H = np.eye(N) - 1.0 / N
+            A = np.linalg.solve(H @ dense_dot(X, X.T) @ H + self.alpha * np.eye(N), Yc)
+            self.coef_ = dense_dot(X.T, A) - np.outer(mu, A.sum(axis=0))
+        self.intercept_ = ybar - mu @ self.coef_
         return self
 
     def scores(self, X):
@@ -98,8 +111,7 @@ class Downstream:
             D = squared_distances(X, self.X_)
             nn = np.argsort(D, axis=1, kind="stable")[:, :k]
             return self.Y_[nn].mean(axis=1)
-        out = self.ridge_.predict(X)
-        return out.reshape(X.shape[0], -1)
+        return dense_dot(X, self.coef_) + self.intercept_
 
     def loo_scores(self, X, Ypm):
         """Leave-one-out scores of the training samples (for BSF's choice of modality)."""
