@@ -14,7 +14,7 @@ from sklearn.svm import LinearSVC
 from mlkit.datasets._containers import Views
 from mlkit.methods._sampling import bootstrap
 from mlkit.methods.hfss import HFSS, HFSSOneShotSVM, fit_weak_svm, vote_scores
-from mlkit.registry import METHODS
+from mlkit.registry import DATASETS, METHODS
 
 
 def _planted(n_per_class=40, n_classes=2, seed=0):
@@ -260,3 +260,27 @@ def test_registered():
         entry = METHODS.entry(name)
         assert entry.obj is cls and entry.meta["family"] == "multi-view"
         assert entry.meta["paper"] == "hfss" and cls.numerics_revision == 1
+
+
+def test_synthetic_generator_has_the_papers_layout():
+    from scipy.stats import f_oneway
+
+    from mlkit.datasets.hfss_synthetic import HFSS_CLASSES, make_hfss_synthetic
+
+    data = make_hfss_synthetic(random_state=1)
+    assert data.synthetic is True and len(data.y) == 14267
+    assert [X.shape[1] for X in data.views] == [3, 4, 3, 4, 2, 30, 30, 2, 5]
+    assert sum(X.shape[1] for X in data.views) == 83
+    assert data.view_names[0] == "RGB mean" and data.view_names[8] == "Tamura angle histogram"
+    assert np.bincount(data.y).tolist() == [k for _, k in HFSS_CLASSES]
+    assert data.class_names[3] == "sea water" and data.class_names[18] == "remnant"
+    np.testing.assert_array_equal(make_hfss_synthetic(random_state=1).views[0], data.views[0])
+    assert not np.array_equal(make_hfss_synthetic(random_state=2).views[0], data.views[0])
+    # #5 carries no class information, #1 and #3 much
+    F = [f_oneway(*[X[data.y == c] for c in range(19)]).statistic.max()
+         for X in (data.views[4], data.views[0], data.views[2])]
+    assert F[0] < 3 < 30 < min(F[1:])
+    small = make_hfss_synthetic(size_scale=0.02)
+    assert np.bincount(small.y).min() == 10
+    entry = DATASETS.entry("hfss-synthetic")
+    assert entry.meta["synthetic"] is True and entry.meta["kind"] == "multi-view"
