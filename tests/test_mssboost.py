@@ -333,3 +333,174 @@ def test_blas_svm_scores_equal_libsvm():
         h = fit_subspace_model(Xin, y, 0, rd=0.5, rf=0.5, learner=learner, bound="clip", seed=1)
         ref = h.estimator.decision_function(Xin[:, h.features])
         np.testing.assert_allclose(h.raw_score(Xin), ref, rtol=1e-9, atol=1e-9)
+
+
+# -- the synthetic generator against the paper's sentence (claim 3) -------------------------
+def _stump(v, threshold):
+    return np.where(v > threshold, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.1])
+def test_five_shared_stumps_are_bayes_and_each_label_needs_four(noise):
+    """Sec. 1 of the paper: without sharing each label needs 4 axis-parallel stumps (12 in
+    all), with sharing 5 suffice. The 5 stumps x > -1, x > 1, y > -2, y > 0, y > 2, combined
+    additively with weights +-1 (F_l = sum_j a_lj h_j - 3, positive only when all four of the
+    label's sides agree), reach the Bayes error (the flip rate) on every label; dropping any
+    one of a label's 4 stumps leaves a side open and costs at least 3 points of error."""
+    d = make_mssboost_synthetic(n_samples=40000, label_noise=noise, random_state=3)
+    x, y = d.X[:, 0], d.X[:, 1]
+    h = np.column_stack([_stump(x, -1), _stump(x, 1), _stump(y, -2), _stump(y, 0),
+                         _stump(y, 2)])
+    # label l's weights on the 5 shared stumps: inside means x > -1, x < 1, and its y-range
+    A = np.array([[1, -1, 0, 1, -1],        # label 1: y in [0, 2]
+                  [1, -1, 1, -1, 0],        # label 2: y in [-2, 0]
+                  [1, -1, 1, 0, -1]],       # label 3: y in [-2, 2]
+                 dtype=float)
+    F = h @ A.T - 3
+    err = (np.sign(F) != 2 * d.Y - 1).mean(axis=0)
+    np.testing.assert_allclose(err, noise, atol=0.008)
+    for l in range(3):
+        for j in np.flatnonzero(A[l]):
+            a = A[l].copy()
+            a[j] = 0
+            dropped = (np.sign(h @ a - 2) != 2 * d.Y[:, l] - 1).mean()
+            assert dropped > noise + 0.03      # a strip of >= 5% of the area, times 1 - 2 noise
+
+
+def test_synthetic_boxes_keep_the_papers_counts_and_overlaps():
+    d = make_mssboost_synthetic(n_samples=20000, random_state=0)
+    np.testing.assert_allclose(d.Y.mean(axis=0), [0.2, 0.2, 0.4], atol=0.01)
+    both = d.Y.sum(axis=1)
+    assert (both == 0).mean() > 0.5 and (both == 2).mean() > 0.3   # none / several labels
+    old = make_mssboost_synthetic(n_samples=20000, shape="ellipse", random_state=0)
+    np.testing.assert_array_equal(old.X, d.X)
+    np.testing.assert_allclose(old.Y.mean(axis=0), [0.2, 0.2, 0.4], atol=0.01)
+    with pytest.raises(ValueError, match="shape"):
+        make_mssboost_synthetic(shape="circle")
+
+
+# -- engineering: the same numbers, faster ---------------------------------------------------
+def test_incremental_chi2_filter_equals_full_recomputation():
+    from mlkit.methods.mssboost import Chi2Filter
+
+    H, Y, _ = _problem(4, n=300, k=8, n_labels=5)
+    Y[:, 0] = np.where(H[:, 0] > 0.2, 1.0, -1.0)
+    filt = Chi2Filter(H, Y, 0.025)
+    np.testing.assert_array_equal(filt.significant, chi2_significant(H, Y, 0.025))
+    rng = np.random.default_rng(0)
+    for _ in range(25):
+        k = rng.integers(H.shape[1])
+        H[:, k] = np.clip(rng.normal(size=len(H)) + 0.8 * Y[:, rng.integers(5)], -1, 1)
+        filt.update(k, H[:, k])
+        np.testing.assert_array_equal(filt.significant, chi2_significant(H, Y, 0.025))
+
+
+def test_parallel_pool_gives_the_same_svm_model(synthetic):
+    X, Y, Xt, _ = synthetic
+    kw = dict(base_learner="svm", rd=0.2, rf=0.5, gamma=2.0, chi2_filter=True, random_state=1)
+    a = MSSBoost(6, n_jobs=1, **kw).fit(X, Y)
+    b = MSSBoost(6, n_jobs=2, **kw).fit(X, Y)
+    np.testing.assert_array_equal(a.alphas_, b.alphas_)
+    np.testing.assert_array_equal(a.decision_function(Xt), b.decision_function(Xt))
+    prof = a.fit_profile_
+    assert set(prof) >= {"fit_models", "score_models", "newton", "loss", "chi2", "total"}
+    assert sum(v for k, v in prof.items() if k != "total") <= prof["total"] * 1.01
+    assert a.fit_time_curve_.shape == (7, 2) and np.all(np.diff(a.fit_time_curve_[:, 0]) >= 0)
+
+
+def test_float32_kernel_moves_no_average_precision_by_more_than_1e3():
+    """A realistic problem (normalised 120-bin histograms of a 3-D latent scene, 6 correlated
+    labels of skewed frequencies), SVM base models: float32 kernels change decision values
+    by rounding only, and no label's test AP by more than 1e-3."""
+    from mlkit.metrics import average_precision_score
+
+    rng = np.random.default_rng(0)
+    n = 1200
+    Z = rng.normal(size=(n, 3))
+    X = np.exp(Z @ rng.normal(size=(3, 120)) + 0.5 * rng.normal(size=(n, 120)))
+    X /= X.sum(axis=1, keepdims=True)
+    score = Z @ rng.normal(size=(3, 6)) + 0.3 * Z[:, :1] ** 2 + 0.5 * rng.normal(size=(n, 6))
+    Y = (score > np.quantile(score, [0.95, 0.9, 0.85, 0.8, 0.7, 0.6], axis=0).diagonal()).astype(int)
+    n = 900
+    kw = dict(base_learner="svm", rd=0.2, rf=0.2, gamma=50.0, C=1.0, chi2_filter=True,
+              random_state=0)
+    aps = {}
+    for dtype in ("float64", "float32"):
+        model = MSSBoost(20, kernel_dtype=dtype, **kw).fit(X[:n], Y[:n])
+        F = model.decision_function(X[n:])
+        aps[dtype] = average_precision_score(Y[n:], F)
+        if dtype == "float32":
+            assert model.estimators_[0].kernel_dtype == "float32"
+            np.testing.assert_allclose(F, ref_F, rtol=1e-3, atol=1e-3)
+        ref_F = F
+    ok = ~np.isnan(aps["float64"])
+    assert np.abs(aps["float64"][ok] - aps["float32"][ok]).max() <= 1e-3
+
+
+# -- approximations, off by default ----------------------------------------------------------
+@pytest.mark.parametrize("cls", [MSSBoost, NSBoost])
+def test_approximations_at_their_exact_limits_change_nothing(synthetic, cls):
+    """shortlist = K evaluates every candidate and selection_subsample = 1 keeps every example
+    with weight 1: both are then the exact algorithm."""
+    X, Y, _, _ = synthetic
+    exact = cls(10, random_state=2, chi2_filter=True, **STUMPS).fit(X, Y)
+    for kw in ({"shortlist": 3}, {"selection_subsample": 1.0},
+               {"shortlist": 3, "selection_subsample": 1.0}):
+        approx = cls(10, random_state=2, chi2_filter=True, **kw, **STUMPS).fit(X, Y)
+        np.testing.assert_allclose(approx.alphas_, exact.alphas_, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(approx.train_loss_, exact.train_loss_, rtol=1e-12)
+
+
+def test_selection_rows_keep_rare_positives_and_are_unbiased():
+    from mlkit.methods.mssboost import selection_rows
+
+    rng = np.random.default_rng(0)
+    Y = np.where(rng.random((4000, 3)) < [0.01, 0.1, 0.4], 1.0, -1.0)
+    rows, w = selection_rows(Y, 0.2, rng, min_positives=100)
+    kept = np.zeros(len(Y), dtype=bool)
+    kept[rows] = True
+    assert kept[Y[:, 0] > 0].all()                       # the rare label keeps every positive
+    assert 0.15 < kept.mean() < 0.3
+    v = rng.normal(size=len(Y))
+    est = [(w * v[rows]).sum() for rows, w in
+           (selection_rows(Y, 0.2, np.random.default_rng(s)) for s in range(200))]
+    assert np.mean(est) == pytest.approx(v.sum(), abs=4 * np.std(est) / np.sqrt(200))
+
+
+def test_approximate_selection_agrees_with_the_exact_one_in_most_rounds(synthetic):
+    """From the same states (the exact algorithm's path over a fixed pool of 30 stumps), the
+    shortlist and the subsample pick the exact choice in most rounds, their pick always lowers
+    the loss, and on average gets most of the exact pick's loss decrease."""
+    from collections import defaultdict
+
+    from mlkit.methods.mssboost import selection_rows
+
+    X, Y01, _, _ = synthetic
+    Y = 2.0 * Y01 - 1
+    learner = make_base_learner("stump", gamma=1.0, C=1.0, random_state=None)
+    pool = [fit_subspace_model(X, Y[:, k % 3] > 0, k % 3, rd=0.1, rf=0.5, learner=learner,
+                               bound="clip", seed=k) for k in range(30)]
+    H = np.column_stack([h.predict(X) for h in pool])
+    mask = np.ones((30, 3), dtype=bool)
+    y_star = (Y + 1) / 2
+    exact = MSSBoost(**STUMPS)
+    approx = {"shortlist": MSSBoost(shortlist=5, **STUMPS),
+              "subsample": MSSBoost(selection_subsample=0.4, **STUMPS)}
+    rows, w = selection_rows(Y, 0.4, np.random.default_rng(12345), min_positives=50)
+    for m in (exact, *approx.values()):
+        m.fit_profile_ = defaultdict(float)
+    F = np.zeros_like(Y)
+    agree = {k: 0 for k in approx}
+    regret = {k: [] for k in approx}
+    for _ in range(20):
+        k, alpha, loss = exact._select(F, Y, y_star, H, mask, None, None)
+        for name, m in approx.items():
+            r, v = (rows, w) if name == "subsample" else (None, None)
+            k2, _, loss2 = m._select(F, Y, y_star, H, mask, r, v)
+            agree[name] += k2 == k
+            current = joint_loss(F, Y, H[:, :1], np.zeros((1, 3)))[0]
+            assert loss - 1e-9 <= loss2 < current
+            regret[name].append((loss2 - loss) / (current - loss))
+        F += H[:, k:k + 1] * alpha
+    assert all(a > 10 for a in agree.values()), agree       # a majority of the 20 rounds
+    assert all(np.mean(v) < 0.25 for v in regret.values()), regret

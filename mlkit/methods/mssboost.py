@@ -277,6 +277,7 @@ class _SubspaceEnsemble(MultiLabelClassifier):
         seeds = rng.randint(np.iinfo(np.int32).max, size=self._n_models_learned(Y.shape[1]))
         self.fit_profile_ = defaultdict(float)
         start = time.perf_counter()
+        self._clock_start = (start, time.process_time())
         # the loop's products are small: one BLAS thread avoids OpenBLAS's thread wake-up
         # latency, which dominates them on a busy machine
         with threadpool_limits(limits=1, user_api="blas"):
@@ -498,6 +499,11 @@ class _SubspaceBoosting(_SubspaceEnsemble):
         # K + T models in all; with K = L the paper's L + T (Sec. 4.4)
         return n_labels * self.n_candidates + self.n_estimators
 
+    def _clock(self):
+        """(wall, CPU) seconds since ``fit`` started."""
+        return (time.perf_counter() - self._clock_start[0],
+                time.process_time() - self._clock_start[1])
+
     def _timed(self, part, fn, *args, **kwargs):
         start = time.perf_counter()
         out = fn(*args, **kwargs)
@@ -528,6 +534,7 @@ class _SubspaceBoosting(_SubspaceEnsemble):
         F = np.tile(self.init_score_, (n, 1))
         models, alphas = [], []
         self.train_loss_ = [float(_softplus(-Y * F).sum())]
+        clock = [self._clock()]
         for t in range(self.n_estimators):
             mask = allowed & chi2.significant if chi2 is not None else allowed
             k, alpha_k, loss_k = self._select(F, Y, y_star, H, mask, rows, weights)
@@ -540,7 +547,9 @@ class _SubspaceBoosting(_SubspaceEnsemble):
             H[:, k] = self._score_models([pool[k]], X_score)[:, 0]
             if chi2 is not None:
                 self._timed("chi2", chi2.update, k, H[:, k])
+            clock.append(self._clock())
         self.train_loss_ = np.array(self.train_loss_)
+        self.fit_time_curve_ = np.array(clock)
         return models, np.array(alphas)
 
     def _newton(self, F, y_star, H, mask, weights=None):
@@ -643,6 +652,10 @@ class MSSBoost(_SubspaceBoosting):
         Seconds of ``fit`` spent learning base models ("fit_models"), scoring them on the
         training set ("score_models"), in the Newton steps ("newton"), the joint losses
         ("loss") and the chi-square filter ("chi2"), and in all ("total").
+    fit_time_curve_ : ndarray of shape (T + 1, 2)
+        Wall and CPU seconds since ``fit`` started, once the pool is learned (row 0) and
+        after every round: the training cost of the prefix of t models is row t (the
+        learning curves' cost axis).
 
     Examples
     --------
