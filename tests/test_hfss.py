@@ -234,6 +234,21 @@ def test_sklearn_basics():
         HFSS(n_rounds=2).fit(views, y[:10])
 
 
+def test_sparse_views_stay_sparse():
+    import scipy.sparse as sp
+
+    views, y = _planted(n_per_class=20, seed=11)
+    sparse = [sp.csr_matrix(np.where(np.abs(X) > 1, X, 0.0)) for X in views.views]
+    est = HFSS(n_rounds=3, random_state=0).fit(sparse, y)
+    assert all(sp.issparse(p.transforms[0].transform(sparse[0])) for p in est.problems_)
+    dense = HFSS(n_rounds=3, random_state=0, scaling="none").fit([X.toarray() for X in sparse], y)
+    same = HFSS(n_rounds=3, random_state=0, scaling="none").fit(sparse, y)
+    np.testing.assert_allclose(same.decision_function(sparse), dense.decision_function(
+        [X.toarray() for X in sparse]), atol=1e-6)
+    with pytest.raises(TypeError, match="pca_variance needs dense views"):
+        HFSS(n_rounds=2, pca_variance=0.95).fit(sparse, y)
+
+
 def test_grid_search_and_cross_validation_on_views():
     views, y = _planted(n_per_class=24, seed=9)
     scores = cross_val_score(HFSS(n_rounds=3, random_state=0), views, y, cv=3)

@@ -129,11 +129,11 @@ def fit_weak_svm(X, y_pm, sample_weight, est):
     train_wrap``, the call ``LinearSVC.fit`` ends in) with the arguments ``LinearSVC.fit``
     would pass, skipping its per-fit validation and label encoding (about 1.5 ms a fit, more
     than the solve itself on small problems): X is validated once per problem. When that
-    private API is unavailable it falls back to ``LinearSVC``. ``dual`` follows
+    private API is unavailable, or X is sparse, it uses ``LinearSVC`` itself. ``dual`` follows
     ``LinearSVC``'s "auto" rule (primal when there are more rows than features).
     """
     dual = est.loss == "hinge" or X.shape[0] <= X.shape[1]
-    if _train_wrap is not None:
+    if _train_wrap is not None and not sp.issparse(X):
         solver = _solver_type("ovr", "l2", est.loss, dual)
         raw, _ = _train_wrap(np.ascontiguousarray(X, dtype=np.float64),
                              (y_pm > 0).astype(np.float64), False, solver, est.tol, 1.0,
@@ -285,7 +285,7 @@ class _BinaryProblem:
 def _fit_problem(Xs, y_pm, seed, subspaces, est):
     if _train_wrap is not None:
         _liblinear_verbosity(0)
-    with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return _BinaryProblem(Xs, y_pm, seed, subspaces, est)
 
@@ -526,9 +526,11 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         self.subspaces_ = np.array(used)
         rng = check_random_state(self.random_state)
         seeds = rng.randint(0, _SEED_MAX, size=len(self.pairs_))
-        self.problems_ = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fit_problem)(*self._pair_data(Xs, y_idx, pair), seed, used, self)
-            for pair, seed in zip(self.pairs_, seeds))
+        # the products are small: one BLAS thread (loky workers limit theirs themselves)
+        with threadpool_limits(limits=1, user_api="blas"):
+            self.problems_ = Parallel(n_jobs=self.n_jobs)(
+                delayed(_fit_problem)(*self._pair_data(Xs, y_idx, pair), seed, used, self)
+                for pair, seed in zip(self.pairs_, seeds))
         P = self.problems_
         self.goodness_ = np.array([p.goodness for p in P])
         self.bestk_ = np.array([p.bestk for p in P])
