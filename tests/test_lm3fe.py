@@ -133,8 +133,19 @@ def test_w_step_lipschitz_bound_and_optimum():
             dg = np.linalg.norm(np.r_[g1[:, c] - g2[:, c], h1[c] - h2[c]])
             dx = np.linalg.norm(np.r_[W1[:, c] - W2[:, c], b1[c] - b2[c]])
             assert dg <= Lw * dx + 1e-9
+    Zs = np.hstack([Z, np.ones((len(Y), 1))]) / np.sqrt(s)[:, None]
+    Ls = np.linalg.norm(Zs, 2) ** 2 / sig + 2 * gA            # lipschitz="spectral"
+    assert Ls <= Lw
+    for _ in range(20):
+        W1, W2 = rng.normal(size=W.shape) * 0.3, rng.normal(size=W.shape) * 0.3
+        g1, h1 = L.grad_W(Z, Y, s, W1, b, sigma=sig, gamma_A=gA)
+        g2, h2 = L.grad_W(Z, Y, s, W2, b, sigma=sig, gamma_A=gA)
+        for c in range(3):
+            assert np.linalg.norm(g1[:, c] - g2[:, c]) <= Ls * np.linalg.norm(W1[:, c] - W2[:, c])
     Wn, bn, _ = L.w_step(Z, Y, s, np.zeros_like(W), np.zeros(3), sigma=sig, gamma_A=gA,
                          tol=0.0, max_iter=3000)
+    Wsp, bsp, _ = L.w_step(Z, Y, s, np.zeros_like(W), np.zeros(3), sigma=sig, gamma_A=gA,
+                           tol=0.0, max_iter=3000, lipschitz="spectral")
 
     def f(x):
         Wx, bx = x[:9].reshape(3, 3), x[9:]
@@ -143,6 +154,7 @@ def test_w_step_lipschitz_bound_and_optimum():
 
     ref = minimize(f, np.zeros(12), method="L-BFGS-B", options=dict(gtol=1e-10, ftol=1e-14))
     assert f(np.r_[Wn.ravel(), bn]) <= ref.fun + 1e-4 * abs(ref.fun)
+    assert f(np.r_[Wsp.ravel(), bsp]) <= ref.fun + 1e-4 * abs(ref.fun)
 
 
 def test_u_step_never_increases_the_objective_and_reaches_the_optimum():
@@ -227,11 +239,14 @@ def test_objective_does_not_increase_and_theta_nonnegative():
     assert extras["n_iter"] == m.n_iter_ and len(extras["theta"]) == 2
 
 
-def test_objective_monotone_with_warm_w_and_multilabel_targets():
+@pytest.mark.parametrize("kw", [dict(w_restart=False), dict(lipschitz="spectral",
+                                                            u_init="centered")])
+def test_objective_monotone_with_warm_w_and_multilabel_targets(kw):
     views, y = _planted(2)
     Y = np.column_stack([y == 0, y != 1, y == 2]).astype(int)
-    m = LM3FE(w_restart=False, max_iter=10, random_state=1).fit(views, Y)
+    m = LM3FE(max_iter=10, random_state=1, **kw).fit(views, Y)
     assert np.all(np.diff(m.objective_) <= 1e-9 * m.objective_[0])
+    assert np.all(m.theta_ >= 0)
     assert m.predict(views).shape == Y.shape and set(np.unique(m.predict(views))) <= {0, 1}
 
 

@@ -35,6 +35,20 @@ SUB_MAX_ITER = 100
 _MIN_L = 1e-12
 
 
+def spectral_norm_sq(X):
+    """``||X||_2^2`` (largest squared singular value) of a dense or sparse matrix."""
+    if min(X.shape) <= 300 and not sp.issparse(X):
+        return float(np.linalg.norm(X, 2) ** 2)
+    from scipy.sparse.linalg import svds
+    return float(svds(sp.csr_matrix(X) if sp.issparse(X) else X, k=1,
+                      return_singular_vectors=False, random_state=0)[0] ** 2)
+
+
+def _row_scaled(X, w):
+    """``diag(w) X`` (sparse stays sparse)."""
+    return sp.csr_matrix(X).multiply(w[:, None]).tocsr() if sp.issparse(X) else X * w[:, None]
+
+
 def hinge(Y, F):
     """The hinge loss ``max(0, 1 - y f)`` elementwise."""
     return np.maximum(0.0, 1.0 - Y * F)
@@ -252,16 +266,24 @@ def ogm(theta0, grad, fun, L, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER):
     return best, k
 
 
-def w_step(Z, Y, s, W0, b0, *, sigma, gamma_A, tol=SUB_TOL, max_iter=SUB_MAX_ITER):
+def w_step(Z, Y, s, W0, b0, *, sigma, gamma_A, tol=SUB_TOL, max_iter=SUB_MAX_ITER,
+           lipschitz="code"):
     """The W-step (Eq. 9-17, Theorem 1 of [1]_): C independent problems in ``[w_c; b_c]``,
     solved together (the task axis is the last one) by :func:`nesterov` from ``(W0, b0)``.
 
     ``L = (N / sigma) max_i (||z_i||^2 + 1) / ||x_i||_inf + 2 gamma_A``: the released code's
     constant with the bias entry of ``z~_i`` included, so it bounds the curvature of the
+    objective in ``[w_c; b_c]``. ``lipschitz="spectral"`` uses the tighter valid bound
+    ``||diag(s)^-1/2 Z~||_2^2 / sigma + 2 gamma_A`` (the loss Hessian is at most
+    ``sum_i z~_i z~_i^T / (sigma s_i)``).
     objective in ``[w_c; b_c]``.
     """
     N, C = Y.shape
-    L = max(N / sigma * np.max((squared_norms(Z) + 1.0) / s) + 2.0 * gamma_A, _MIN_L)
+    if lipschitz == "spectral":
+        Zs = np.hstack([Z, np.ones((N, 1))]) / np.sqrt(s)[:, None]
+        L = max(spectral_norm_sq(Zs) / sigma + 2.0 * gamma_A, _MIN_L)
+    else:
+        L = max(N / sigma * np.max((squared_norms(Z) + 1.0) / s) + 2.0 * gamma_A, _MIN_L)
     Wt0 = np.vstack([W0, b0[None, :]])             # (C + 1, C): column c = [w_c; b_c]
 
     Zt = np.hstack([Z, np.ones((N, 1))])          # z~_i = [z_i; 1]
@@ -278,14 +300,16 @@ def w_step(Z, Y, s, W0, b0, *, sigma, gamma_A, tol=SUB_TOL, max_iter=SUB_MAX_ITE
 
 
 def u_step(Xs, Y, s, U, theta, W, b, v, *, sigma, gamma_B, eps=1e-8, tol=SUB_TOL,
-           max_iter=SUB_MAX_ITER):
+           max_iter=SUB_MAX_ITER, lipschitz="code", x_norm_sq=None):
     """The U-step for modality ``v`` (Algorithm 1, Eq. 18-26, Theorems 2-3 of [1]_).
 
     Nesterov's scheme on the loss plus the re-weighted L2,1 term ``gamma_B tr(U^T D U)``,
     ``D`` refreshed from every new iterate ([3]_), warm-started from ``U[v]``; the step
     size is ``1 / L_t`` with
     ``L_t = (C N theta_v^2 / sigma) max_{c,i} ||x_i^v||^2 ||w_c||^2 / ||x_i||_inf
-    + 2 gamma_B max_j D_jj``; the stopping test and the returned best iterate use the true
+    + 2 gamma_B max_j D_jj`` (``lipschitz="spectral"``: the tighter valid
+    ``theta_v^2 ||S^-1/2 X_v||_2^2 ||W||_2^2 / sigma``, ``x_norm_sq`` caching the first factor,
+    in place of the first term); the stopping test and the returned best iterate use the true
     L2,1 objective. Only ``X_v U_v`` changes, so the other modalities' scores are computed
     once: one iteration costs two (N x D_v x C) products, linear in D_v.
 
@@ -300,8 +324,14 @@ def u_step(Xs, Y, s, U, theta, W, b, v, *, sigma, gamma_B, eps=1e-8, tol=SUB_TOL
     if np.isscalar(rest):
         rest = np.zeros((N, C))
     tv = theta[v]
-    curv = C * N * tv * tv / sigma * np.max(squared_norms(Xv) / s) * np.max(
-        np.einsum("ij,ij->j", W, W))
+    if lipschitz == "spectral":
+        # loss Hessian in U_v <= theta_v^2 ||S^-1/2 X_v||_2^2 ||W||_2^2 / sigma
+        if x_norm_sq is None:
+            x_norm_sq = spectral_norm_sq(_row_scaled(Xv, 1.0 / np.sqrt(s)))
+        curv = tv * tv / sigma * x_norm_sq * spectral_norm_sq(W)
+    else:
+        curv = C * N * tv * tv / sigma * np.max(squared_norms(Xv) / s) * np.max(
+            np.einsum("ij,ij->j", W, W))
     D = {"d": reweight_diag(U[v], eps)}
 
     XvT = Xv.T.tocsr() if sp.issparse(Xv) else Xv.T
@@ -320,16 +350,22 @@ def u_step(Xs, Y, s, U, theta, W, b, v, *, sigma, gamma_B, eps=1e-8, tol=SUB_TOL
     return nesterov(U[v], fun_grad, lipschitz, tol=tol, max_iter=max_iter, after_step=refresh)
 
 
-def theta_step(P, Y, s, theta, W, b, *, sigma, gamma_C, tol=SUB_TOL, max_iter=SUB_MAX_ITER):
+def theta_step(P, Y, s, theta, W, b, *, sigma, gamma_C, tol=SUB_TOL, max_iter=SUB_MAX_ITER,
+               lipschitz="code"):
     """The theta-step (Eq. 27-32, Algorithm 2 of [1]_): :func:`ogm` from the current theta
-    with ``L = (C N / sigma) max_{c,i} ||a_ci||^2 / ||x_i||_inf + 2 gamma_C``.
+    with ``L = (C N / sigma) max_{c,i} ||a_ci||^2 / ||x_i||_inf + 2 gamma_C`` (``lipschitz=
+    "spectral"``: ``||S^-1/2 [A_1; ...; A_C]||_2^2 / sigma + 2 gamma_C``, also valid, tighter).
 
     ``P[v] = X_v U_v`` (N, C) is all the step needs: ``(a_ci)_v = P[v][i] @ w_c``.
     """
     N, C = Y.shape
     A = np.stack([Pv @ W for Pv in P])               # (V, N, C)
-    L = max(C * N / sigma * np.max(np.einsum("vnc,vnc->nc", A, A) / s[:, None])
-            + 2.0 * gamma_C, _MIN_L)
+    if lipschitz == "spectral":
+        As = (A / np.sqrt(s)[None, :, None]).reshape(len(P), -1).T     # (N C, V)
+        L = max(spectral_norm_sq(As) / sigma + 2.0 * gamma_C, _MIN_L)
+    else:
+        L = max(C * N / sigma * np.max(np.einsum("vnc,vnc->nc", A, A) / s[:, None])
+                + 2.0 * gamma_C, _MIN_L)
 
     def fun(th):
         loss, _ = smoothed_hinge(Y, np.tensordot(th, A, axes=1) + b, s, sigma)

@@ -19,7 +19,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ...datasets._containers import Views
 from ...registry import METHODS
@@ -56,6 +56,13 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         Stopping rule of every sub-solver (the released code's values).
     eps : float, default=1e-8
         Smoothing inside the L2,1 re-weighting ``1 / (2 sqrt(||u^j||^2 + eps))``.
+    lipschitz : {"code", "spectral"}, default="code"
+        Step sizes ``1/L`` of the sub-solvers: the released code's constants (spec), or the
+        tighter valid bounds from spectral norms (see :func:`_losses.w_step`, ``u_step``,
+        ``theta_step``), which take larger steps.
+    u_init : {"uniform", "centered"}, default="uniform"
+        Start of ``U_v``: uniform on [0, 1] (the code), or uniform on [-0.5, 0.5] scaled by
+        ``1/sqrt(D_v)`` (latent features not all positively correlated at the start).
     w_restart : bool, default=True
         Start each W-step from 0 (the paper) rather than from the current W. Either way the
         step keeps, per task, the better of its result and the current ``(w_c, b_c)``, so the
@@ -106,13 +113,15 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         "sub_max_iter": [Interval(Integral, 1, None, closed="left")],
         "eps": [Interval(Real, 0, None, closed="neither")],
         "w_restart": ["boolean"],
+        "lipschitz": [StrOptions({"code", "spectral"})],
+        "u_init": [StrOptions({"uniform", "centered"})],
         "normalize": MultiViewClassifierMixin._downstream_constraints["normalize"],
         "random_state": ["random_state"],
     }
 
     def __init__(self, *, gamma_A=1.0, gamma_B=1.0, gamma_C=1.0, sigma=0.1, tol=1e-3,
-                 max_iter=30, sub_tol=1e-3, sub_max_iter=100, eps=1e-8, w_restart=True,
-                 normalize="l2", random_state=None):
+                 max_iter=30, sub_tol=1e-3, sub_max_iter=100, eps=1e-8, lipschitz="code",
+                 u_init="uniform", w_restart=True, normalize="l2", random_state=None):
         self.gamma_A = gamma_A
         self.gamma_B = gamma_B
         self.gamma_C = gamma_C
@@ -122,6 +131,8 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         self.sub_tol = sub_tol
         self.sub_max_iter = sub_max_iter
         self.eps = eps
+        self.lipschitz = lipschitz
+        self.u_init = u_init
         self.w_restart = w_restart
         self.normalize = normalize
         self.random_state = random_state
@@ -140,9 +151,16 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         s = L.inf_norms(Xs)
         s[s == 0] = 1.0                         # an all-zero sample: any positive scale works
         rng = check_random_state(self.random_state)
-        U = [rng.uniform(size=(X.shape[1], C)) for X in Xs]
+        if self.u_init == "uniform":
+            U = [rng.uniform(size=(X.shape[1], C)) for X in Xs]
+        else:
+            U = [(rng.uniform(size=(X.shape[1], C)) - 0.5) / np.sqrt(X.shape[1]) for X in Xs]
         theta = np.full(V, 1.0 / V)
-        kw = dict(sigma=self.sigma, tol=self.sub_tol, max_iter=self.sub_max_iter)
+        kw = dict(sigma=self.sigma, tol=self.sub_tol, max_iter=self.sub_max_iter,
+                  lipschitz=self.lipschitz)
+        xn = [None] * V
+        if self.lipschitz == "spectral":
+            xn = [L.spectral_norm_sq(L._row_scaled(X, 1.0 / np.sqrt(s))) for X in Xs]
         pen = dict(sigma=self.sigma, gamma_A=self.gamma_A, gamma_B=self.gamma_B,
                    gamma_C=self.gamma_C)
         W, b = np.zeros((C, C)), np.zeros(C)
@@ -152,7 +170,7 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         for k in range(1, self.max_iter + 1):
             for v in range(V):
                 U[v], _ = L.u_step(Xs, Ypm, s, U, theta, W, b, v, gamma_B=self.gamma_B,
-                                   eps=self.eps, **kw)
+                                   eps=self.eps, x_norm_sq=xn[v], **kw)
             P = L.modality_scores(Xs, U)
             theta, _ = L.theta_step(P, Ypm, s, theta, W, b, gamma_C=self.gamma_C, **kw)
             W, b = self._w_step(Xs, Ypm, s, U, theta, W, b, kw)
@@ -250,11 +268,13 @@ class LM3FS(_LM3FDownstream):
 
     def __init__(self, *, percent=10.0, classifier="knn", n_neighbors=1, rls_alpha=1.0,
                  gamma_A=1.0, gamma_B=1.0, gamma_C=1.0, sigma=0.1, tol=1e-3, max_iter=30,
-                 sub_tol=1e-3, sub_max_iter=100, eps=1e-8, w_restart=True, normalize="l2",
+                 sub_tol=1e-3, sub_max_iter=100, eps=1e-8, lipschitz="code",
+                 u_init="uniform", w_restart=True, normalize="l2",
                  random_state=None):
         super().__init__(gamma_A=gamma_A, gamma_B=gamma_B, gamma_C=gamma_C, sigma=sigma,
                          tol=tol, max_iter=max_iter, sub_tol=sub_tol,
-                         sub_max_iter=sub_max_iter, eps=eps, w_restart=w_restart,
+                         sub_max_iter=sub_max_iter, eps=eps, lipschitz=lipschitz,
+                         u_init=u_init, w_restart=w_restart,
                          normalize=normalize, random_state=random_state)
         self.percent = percent
         self.classifier = classifier
@@ -281,11 +301,13 @@ class LM3FT(_LM3FDownstream):
 
     def __init__(self, *, classifier="knn", n_neighbors=1, rls_alpha=1.0, gamma_A=1.0,
                  gamma_B=1.0, gamma_C=1.0, sigma=0.1, tol=1e-3, max_iter=30, sub_tol=1e-3,
-                 sub_max_iter=100, eps=1e-8, w_restart=True, normalize="l2",
+                 sub_max_iter=100, eps=1e-8, lipschitz="code",
+                 u_init="uniform", w_restart=True, normalize="l2",
                  random_state=None):
         super().__init__(gamma_A=gamma_A, gamma_B=gamma_B, gamma_C=gamma_C, sigma=sigma,
                          tol=tol, max_iter=max_iter, sub_tol=sub_tol,
-                         sub_max_iter=sub_max_iter, eps=eps, w_restart=w_restart,
+                         sub_max_iter=sub_max_iter, eps=eps, lipschitz=lipschitz,
+                         u_init=u_init, w_restart=w_restart,
                          normalize=normalize, random_state=random_state)
         self.classifier = classifier
         self.n_neighbors = n_neighbors
