@@ -29,6 +29,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._record import RecordedModel
 from ...kernels import bag_reduce, rbf_kernel
 from .._validation import check_bag_labels, check_bags
 
@@ -58,18 +59,17 @@ def _feature_moments(X):
     """
     if not sp.issparse(X):
         return X.mean(axis=0), X.var(axis=0)
-    X = sp.csc_matrix(X)
-    n = X.shape[0]
-    mean = np.asarray(X.sum(axis=0), dtype=float).ravel() / n
-    stored = np.diff(X.indptr)
-    dev = X.data - np.repeat(mean, stored)
-    sq = np.add.reduceat(dev ** 2, X.indptr[:-1]) if X.nnz else np.zeros(X.shape[1])
-    sq = np.where(stored > 0, sq, 0.0)          # reduceat returns a value for empty columns
+    X = sp.csr_matrix(X)
+    n, d = X.shape
+    cols = X.indices
+    mean = np.bincount(cols, weights=X.data, minlength=d) / n
+    stored = np.bincount(cols, minlength=d)
+    sq = np.bincount(cols, weights=(X.data - mean[cols]) ** 2, minlength=d)
     var = (sq + (n - stored) * mean ** 2) / n
     return mean, var
 
 
-class MIClassifierBase(ClassifierMixin, BaseEstimator):
+class MIClassifierBase(RecordedModel, ClassifierMixin, BaseEstimator):
     """Validation, standardisation, one-vs-rest labels and prediction for MI classifiers.
 
     Subclasses implement ``_fit(X, offsets, Y)``, which receives the standardised training
@@ -78,6 +78,9 @@ class MIClassifierBase(ClassifierMixin, BaseEstimator):
     :meth:`_set_expansion`), and ``_bag_scores(K, offsets)``, which turns the kernel between
     test instances and the XVs into bag scores of shape (n_bags, n_problems).
     """
+
+    #: what a run record keeps: the number of expansion vectors (the papers' #XV)
+    _recorded_attributes = ("n_xv_",)
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],
