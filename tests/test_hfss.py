@@ -183,11 +183,20 @@ def test_staged_and_forward_scores_end_at_the_chosen_ensemble():
     forward = est.forward_score(test_views, test_y)
     assert forward.shape == (3,)
     assert forward[est.bestk_[0] - 1] == pytest.approx(est.score(test_views, test_y))
+    assert est.problem_scores(test_views, test_y) == pytest.approx(
+        [est.score(test_views, test_y)])
+    assert est.problem_scores(test_views, test_y, ensemble="all") == pytest.approx([forward[-1]])
     views3, y3 = _planted(n_per_class=20, n_classes=3, seed=6)
     est3 = HFSS(n_rounds=4, random_state=0).fit(views3, y3)
     staged3 = est3.staged_score(views3, y3)
     assert staged3.shape == (4,) == est3.oob_curve_.shape
     assert staged3[-1] == pytest.approx(est3.score(views3, y3))
+    per_problem = est3.problem_scores(views3, y3)
+    for q, (a, b) in enumerate(est3.pairs_):
+        rows = np.isin(y3, [a, b])
+        alone = HFSS(n_rounds=4).fit(views3[rows], y3[rows])
+        alone.problems_ = [est3.problems_[q]]              # the same fitted problem, alone
+        assert per_problem[q] == pytest.approx(alone.score(views3[rows], y3[rows]))
 
 
 def test_vote_rule_ties_and_prior():

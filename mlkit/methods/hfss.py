@@ -357,6 +357,25 @@ class _GroupedInput:
         d = self.decision_function(X)
         return self.classes_[(d > 0).astype(int) if d.ndim == 1 else d.argmax(axis=1)]
 
+    def problem_scores(self, X, y, **kwargs):
+        """Accuracy of every one-vs-one problem on the samples of (X, y) of its two classes
+        (the per-problem test accuracies the paper averages); NaN for a problem with none.
+
+        Returns
+        -------
+        ndarray of shape (n_pairs,)
+        """
+        check_is_fitted(self)
+        Xs, _ = self._views(X, fitted=True)
+        y = np.asarray(y)
+        out = np.full(len(self.pairs_), np.nan)
+        for q, ((a, b), p) in enumerate(zip(self.pairs_, self.problems_)):
+            rows = np.flatnonzero((y == self.classes_[a]) | (y == self.classes_[b]))
+            if rows.size:
+                score = self._problem_score(p, [X[rows] for X in Xs], **kwargs)
+                out[q] = np.mean((score > 0) == (y[rows] == self.classes_[b]))
+        return out
+
 
 class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
     """Hierarchical feature subset selection: bagged weak linear SVMs per homogeneous subspace,
@@ -552,6 +571,14 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
     def _pair_scores(self, Xs):
         return np.column_stack([p.score_final(Xs, self) for p in self.problems_])
 
+    def _problem_score(self, problem, Xs, ensemble="chosen"):
+        """``ensemble="chosen"`` (bestK or all, per ``selection``) or "all" (Algorithm 1's
+        full ensemble, whatever ``selection`` is)."""
+        if ensemble == "all":
+            return problem.staged_scores(Xs, self, subspaces=problem.subspaces,
+                                         by="round")[:, -1]
+        return problem.score_final(Xs, self)
+
     def staged_decision_function(self, X):
         """Decision values as the chosen ensembles grow (the green curves of Figs. 3, 6, 7).
 
@@ -692,6 +719,9 @@ class HFSSOneShotSVM(_GroupedInput, ClassifierMixin, BaseEstimator):
 
     def _pair_scores(self, Xs):
         return np.column_stack([p.score(Xs) for p in self.problems_])
+
+    def _problem_score(self, problem, Xs):
+        return problem.score(Xs)
 
 
 METHODS.register("hfss", HFSS, family="multi-view", paper="hfss",
