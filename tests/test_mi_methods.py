@@ -16,6 +16,7 @@ from mlkit.methods._validation import check_bag_labels, check_bags
 from mlkit.methods.mi import MILES, MISVM, RS, RSVM, MIKernel, miSVM
 from mlkit.methods.mi._label_mean import label_mean_objective
 from mlkit.methods.mi.miles import fit_l1_svm, miles_embedding
+from mlkit.methods.mi.misvm import group_slack_svm
 from mlkit.methods.mi.reduced import _project, reduced_set
 
 ALL = [miSVM(C=1), MISVM(C=10), MIKernel(C=10), MILES(C=10), RS(n_xv=20, C=10),
@@ -423,6 +424,50 @@ def test_random_state_drives_rsvm():
     np.testing.assert_array_equal(a.support_, b.support_)
     c = RSVM(n_xv=5, random_state=4).fit(bags, y)
     assert not np.array_equal(a.support_, c.support_)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bag_slack_qp_matches_a_direct_primal_qp(seed):
+    """Andrews et al.'s MI-SVM QP, one slack per negative bag (f(x_i) <= -1 + xi_I for all
+    i in I), solved in the dual by group_slack_svm, against SLSQP on the primal (w, b, xi)
+    with a linear kernel."""
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(seed)
+    d = 2
+    X = np.vstack([rng.normal(size=(4, d)) + 1.0, rng.normal(size=(9, d)) - 0.5])
+    y = np.r_[np.ones(4), -np.ones(9)]
+    groups = np.r_[0, 1, 2, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6]     # 4 witnesses, 3 negative bags
+    C = 1.0
+    alpha, b, converged = group_slack_svm(X @ X.T, y, groups, C, tol=1e-10)
+    assert converged
+    assert np.all(alpha >= 0) and np.all(np.bincount(groups, alpha) <= C * (1 + 1e-9))
+    assert abs(alpha @ y) < 1e-9
+    cons = [{"type": "ineq", "fun": lambda p: y * (X @ p[:d] + p[d]) - 1 + p[d + 1:][groups]},
+            {"type": "ineq", "fun": lambda p: p[d + 1:]}]
+    res = minimize(lambda p: 0.5 * p[:d] @ p[:d] + C * p[d + 1:].sum(), np.zeros(d + 8),
+                   constraints=cons, method="SLSQP", options={"ftol": 1e-13, "maxiter": 1000})
+    assert res.success
+    np.testing.assert_allclose((alpha * y) @ X, res.x[:d], atol=1e-4)
+    np.testing.assert_allclose(X @ ((alpha * y) @ X) + b, X @ res.x[:d] + res.x[d], atol=1e-4)
+    # the shared slack is looser than one slack per instance: it never costs more
+    per_instance = group_slack_svm(X @ X.T, y, np.arange(13), C, tol=1e-10)[0]
+    dual = lambda a: a.sum() - 0.5 * (a * y) @ (X @ X.T) @ (a * y)      # noqa: E731
+    assert dual(alpha) <= dual(per_instance) + 1e-8
+
+
+def test_misvm_bag_slack_equals_instance_slack_on_single_instance_negative_bags():
+    """With one instance per negative bag both MI-SVM forms are the same QP."""
+    rng = np.random.default_rng(3)
+    bags = [rng.normal(size=(rng.integers(2, 5), 3)) for _ in range(12)]
+    for b in bags:
+        b[0] += 3.0
+    bags += [rng.normal(size=(1, 3)) for _ in range(14)]
+    y = np.r_[np.ones(12), np.zeros(14)].astype(int)
+    a = MISVM(C=2, negative_slack="bag", qp_tol=1e-10).fit(bags, y)
+    b = MISVM(C=2, negative_slack="instance").fit(bags, y)
+    np.testing.assert_allclose(a.decision_function(bags), b.decision_function(bags), atol=2e-3)
+    assert a.n_iter_.tolist() == b.n_iter_.tolist()
 
 
 def test_alternation_stops_and_warns():

@@ -15,18 +15,154 @@ References
 """
 
 import warnings
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
+import scipy.optimize
+import scipy.sparse.linalg
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ...kernels import bag_reduce, rbf_kernel
 from ...registry import METHODS
 from ._base import InstanceExpansionMixin, MIClassifierBase, bag_argmax, bag_index
 
-__all__ = ["miSVM", "MISVM"]
+__all__ = ["miSVM", "MISVM", "group_slack_svm"]
+
+
+def _cap_shifts(v, group_start, group_of, C):
+    """For every group g the shift c*_g with sum_i max(v_i + c*_g, 0) = C over its members.
+
+    Then the projection of v + c (c constant on g) onto {a >= 0, sum_g a <= C} is
+    ``max(v + min(c, c*_g), 0)``: once the cap binds, the shift cancels out.
+    """
+    order = np.lexsort((-v, group_of))
+    vs = v[order]
+    csum = np.cumsum(vs)
+    start_sum = np.r_[0.0, csum][group_start[group_of[order]]]
+    rank = np.arange(1, len(v) + 1) - group_start[group_of[order]]
+    cand = (C - (csum - start_sum)) / rank
+    ok = vs + cand > 0
+    # the last member (in decreasing order) with v + candidate > 0 fixes the threshold
+    last = np.full(len(group_start) - 1, -1)
+    np.maximum.at(last, group_of[order][ok], np.flatnonzero(ok))
+    shift = np.where(last >= 0, cand[np.maximum(last, 0)], C - np.maximum.reduceat(v, group_start[:-1]))
+    return shift
+
+
+def _project(v, y, group_start, group_of, C):
+    """Euclidean projection onto {a >= 0, sum_{i in g} a_i <= C for every group, y^T a = 0}
+    (members of a group share their label); returns (a, nu) with a = P_caps(v + nu y)."""
+    cstar = _cap_shifts(v, group_start, group_of, C)[group_of]
+
+    def at(nu):
+        return np.maximum(v + np.minimum(y * nu, cstar), 0.0)
+
+    def h(nu):                          # y^T a(nu): piecewise linear, non-decreasing
+        return y @ at(nu)
+
+    lo, hi = -1.0, 1.0
+    while h(lo) > 0:
+        lo *= 2.0
+    while h(hi) < 0:
+        hi *= 2.0
+    nu = scipy.optimize.brentq(h, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps) \
+        if h(lo) < 0 < h(hi) else (lo if h(lo) == 0 else hi)
+    return at(nu), nu
+
+
+def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-6, max_iter=50000):
+    """The SVM whose examples share one slack per group (Andrews et al.'s negative bags).
+
+    Primal: ``min 1/2 ||w||^2 + C sum_g xi_g`` s.t. ``y_i f(x_i) >= 1 - xi_g`` for every
+    example i of group g, ``xi_g >= 0`` (a group of one example is the ordinary hinge).
+    Dual: ``min 1/2 a^T Q a - 1^T a`` with ``Q = (y y^T) * K``, ``a >= 0``,
+    ``sum_{i in g} a_i <= C`` and ``y^T a = 0``, solved by accelerated projected gradient
+    (FISTA with restarts) with the exact projection of :func:`_project`.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Kernel between the examples.
+    y : ndarray of shape (n,)
+        +-1; every group holds one label.
+    groups : ndarray of int, shape (n,)
+        Group of every example, sorted (groups contiguous).
+    C : float
+    alpha0 : ndarray of shape (n,), optional
+        Warm start (projected first).
+    tol : float, default=1e-6
+        Stop when the duality gap (primal at the current a and bias minus dual) is below
+        tol * max(1, |dual|), checked every 10 iterations.
+    max_iter : int, default=50000
+
+    Returns
+    -------
+    alpha : ndarray of shape (n,)
+    b : float
+    converged : bool
+    """
+    n = len(y)
+    group_start = np.r_[0, np.flatnonzero(np.diff(groups)) + 1, n]
+    group_of = np.repeat(np.arange(len(group_start) - 1), np.diff(group_start))
+    Q = K * np.outer(y, y)
+    # the Lipschitz constant of the gradient: the largest eigenvalue of Q (Lanczos, +1%)
+    L = float(np.linalg.eigvalsh(Q)[-1]) if n <= 50 else 1.01 * float(
+        scipy.sparse.linalg.eigsh(Q, k=1, which="LA", tol=1e-4, v0=np.ones(n),
+                                      return_eigenvectors=False)[0])
+    L = max(L, 1e-12)
+
+    def grad(a):
+        nz = np.flatnonzero(a)
+        return Q[:, nz] @ a[nz] - 1.0
+
+    group_y = y[group_start[:-1]]
+
+    def bias_and_gap(a):
+        """The bias and the relative duality gap at a.
+
+        For fixed w every group's loss is one hinge in b (``max(0, 1 - min f_i - b)`` for a
+        positive group, ``max(0, 1 + max f_i + b)`` for a negative one), so the primal's best
+        b is found among the breakpoints (the middle of the minimising ones); the free
+        examples (0 < a_i, group below its cap, y_i f(x_i) = 1) give it more precisely."""
+        nz = np.flatnonzero(a)
+        fK = K[:, nz] @ (a * y)[nz]
+        hi = np.maximum.reduceat(fK, group_start[:-1])
+        lo = np.minimum.reduceat(fK, group_start[:-1])
+        knots = np.where(group_y > 0, 1.0 - lo, -1.0 - hi)
+        values = (np.maximum(0.0, knots[None, group_y > 0] - knots[:, None]).sum(axis=1)
+                  + np.maximum(0.0, knots[:, None] - knots[None, group_y < 0]).sum(axis=1))
+        best = knots[values <= values.min() + 1e-12 * max(1.0, values.min())]
+        b = 0.5 * (best.min() + best.max())
+        group_sum = np.add.reduceat(a, group_start[:-1])[group_of]
+        free = (a > 1e-8 * C) & (group_sum < C * (1 - 1e-8))
+        if free.any():
+            b = float(np.mean(y[free] - fK[free]))
+        quad = float((a * y)[nz] @ fK[nz])
+        loss = np.maximum.reduceat(np.maximum(1.0 - y * (fK + b), 0.0), group_start[:-1])
+        dual = a.sum() - 0.5 * quad
+        primal = 0.5 * quad + C * min(loss.sum(), values.min())
+        return b, (primal - dual) / max(1.0, abs(dual))
+
+    a = _project(np.zeros(n) if alpha0 is None else alpha0, y, group_start, group_of, C)[0]
+    z, t, value = a.copy(), 1.0, np.inf
+    converged = False
+    for it in range(max_iter):
+        if it % 10 == 0 and bias_and_gap(a)[1] < tol:
+            converged = True
+            break
+        g = grad(z)
+        new = _project(z - g / L, y, group_start, group_of, C)[0]
+        new_value = 0.5 * new @ (grad(new) - 1.0)
+        if new_value > value and t > 1.0:   # restart the momentum when the objective rises
+            z, t = a.copy(), 1.0
+            continue
+        t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+        z = new + ((t - 1.0) / t_new) * (new - a)
+        a, t, value = new, t_new, min(new_value, value)
+    b, _ = bias_and_gap(a)
+    return a, b, converged
 
 
 class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
@@ -166,10 +302,19 @@ class MISVM(_AlternatingSVM):
     negatives and witnesses (all instances of a bag whose centroid is a support vector when
     the first SVM is the last).
 
+    Every SVM is Andrews et al.'s bag-level QP: one slack per bag, for a negative bag
+    shared by all its instances (``f(x_i) <= -1 + xi_I`` for every i in I, i.e. its largest
+    score), solved by :func:`group_slack_svm`; ``negative_slack="instance"`` gives every
+    negative instance its own slack (an ordinary SVM, libsvm), the common simplification.
+
     Parameters
     ----------
     C, gamma, max_iter, standardize
         As in :class:`miSVM`.
+    negative_slack : {"bag", "instance"}, default="bag"
+        One slack per negative bag (Andrews et al. [1]_) or per negative instance.
+    qp_tol : float, default=1e-6
+        Relative duality gap at which the bag-slack QP stops (``negative_slack="bag"``).
 
     Attributes
     ----------
@@ -188,6 +333,18 @@ class MISVM(_AlternatingSVM):
     [0, 1, 0, 1]
     """
 
+    _parameter_constraints = {
+        **_AlternatingSVM._parameter_constraints,
+        "negative_slack": [StrOptions({"bag", "instance"})],
+        "qp_tol": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, C=1.0, *, gamma="scale", max_iter=50, standardize=True,
+                 negative_slack="bag", qp_tol=1e-6):
+        super().__init__(C=C, gamma=gamma, max_iter=max_iter, standardize=standardize)
+        self.negative_slack = negative_slack
+        self.qp_tol = qp_tol
+
     def _fit_binary(self, K, offsets, y):
         pos_inst, pos_offsets = self._positive_part(offsets, y)
         neg_inst = np.flatnonzero(y[bag_index(offsets)] < 0)
@@ -199,11 +356,24 @@ class MISVM(_AlternatingSVM):
         gram = np.empty((len(labels), len(labels)))
         gram[n_pos:, n_pos:] = K[np.ix_(neg_inst, neg_inst)]
 
+        # one slack per negative bag (Andrews et al.) or per negative instance
+        groups = np.r_[np.arange(n_pos), n_pos + bag_index(offsets)[neg_inst]]
+        warm = [None]
+
         def fit(rep_rows, rep_block):
             gram[:n_pos, :n_pos] = rep_block
             gram[:n_pos, n_pos:] = rep_rows[:, neg_inst]
             gram[n_pos:, :n_pos] = gram[:n_pos, n_pos:].T
-            return self._svm(gram, labels)
+            if self.negative_slack == "instance":
+                return self._svm(gram, labels)
+            alpha, b, converged = group_slack_svm(gram, labels, groups, self.C,
+                                                  alpha0=warm[0], tol=self.qp_tol)
+            if not converged:
+                warnings.warn("MI-SVM: the bag-slack QP stopped at its iteration limit",
+                              ConvergenceWarning)
+            warm[0] = alpha
+            sv = np.flatnonzero(alpha > 0)
+            return sv, alpha[sv] * labels[sv], b
 
         # first SVM: a positive bag is its centroid in feature space, whose kernel rows are
         # the bag's instance rows averaged
