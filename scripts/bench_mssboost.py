@@ -1,114 +1,269 @@
-"""Speed of MSSBoost against the Baseline it replaces (spec-mssboost claims 2 and 5).
+"""MSSBoost against the Baseline it replaces (spec-mssboost Table 2, claims 1, 2 and 5).
 
-Measured side by side in one run, on the same 75/25 split: training and prediction time of
-Baseline (one RBF SVM per label on everything) and MSSBoost (T = 100 RBF-SVM base models,
-by default the paper's TREC ratios rd = 0.2, rf = 0.1, chi-square filter), their Mean-AP,
-the model-size ratio, and the share of MSSBoost's fit time spent in the joint Newton step
-(Eqn 2) and in the joint loss (Eqn 1), each for all candidates x labels. Both score with the same BLAS kernel code.
+For each collection, on one 75/25 split (seed ``--seed``) and at the collection's own selected
+settings (``--select`` runs the paper's 2-fold CV selection on the training part, else the
+values of SETTINGS, selected that way by this script), measured side by side in one run:
 
-    python scripts/bench_mssboost.py [--datasets trecvid-style corel5k] [--T 100]
+* Baseline (one RBF SVM per label, its own rho and C): Mean-AP, support vectors per model,
+  model size, training and prediction time;
+* MSSBoost (exact Algorithm 2, chi-square filter): the same at T = 100 and at the fewest
+  models whose test Mean-AP reaches 90% / 100% of the Baseline's ("not reached" if never),
+  with the ratios Baseline / MSSBoost of training time (the fit up to that round) and of
+  prediction time (the truncated model on the test set);
+* NSBoost and RSBag Mean-AP at T = 100; MSSBoost's fit-time profile (shares of fit time);
+* the options beside the exact algorithm: float32 kernels (same algorithm) and the
+  approximations ``selection_subsample`` and ``shortlist`` (not the paper's algorithm).
 
-The last line holds the figures of the first (TREC-shaped) dataset as key=value pairs.
-Paper (TREC, Table 2 / Sec. 6.2): ~60x faster training, ~20x cheaper prediction at the
-Baseline's Mean-AP.
+Times are CPU seconds (time.process_time) with wall seconds beside them; ratios use CPU time.
+
+    MLKIT_DATA_MIRROR=/work/shared/data python scripts/bench_mssboost.py \\
+        [--datasets trecvid-style corel5k-top39] [--T 100] [--select] [--no-approx]
+
+The last line holds the corel5k-top39 figures (else the first collection's) as key=value:
+train_speedup (CPU, the T = 100 fit), predict_speedup_90 (CPU, at the fewest models reaching
+90% of the Baseline's Mean-AP), and the four Mean-APs.
 """
 
 import argparse
+import copy
+import json
 import time
 
 import numpy as np
 
-import mlkit.methods.mssboost as mss
 from mlkit.datasets import load_dataset
-from mlkit.methods import BaselineSVM, MSSBoost
+from mlkit.methods import BaselineSVM, MSSBoost, NSBoost, RSBag
 from mlkit.metrics import mean_average_precision_score
+from mlkit.selection import select_mssboost_settings
 
-PARAMS = {"trecvid-style": {"random_state": 0}, "corel5k": {"max_labels": 39}}
+COLLECTIONS = {
+    "trecvid-style": ("trecvid-style", {"random_state": 0}),
+    "corel5k-top39": ("corel5k", {"max_labels": 39}),
+    "scene": ("scene", {}),
+}
+
+#: Settings chosen by ``--select`` (select_mssboost_settings on the training part of the
+#: seed-0 split, grids GRIDS): the Baseline's rho/C, the base models' rho/C and rd/rf.
+SETTINGS = {
+    "trecvid-style": {"baseline_gamma": 5.0, "baseline_C": 10.0, "gamma": 50.0, "C": 10.0,
+                      "rd": 0.5, "rf": 0.5},
+    "corel5k-top39": {"baseline_gamma": 0.05, "baseline_C": 10.0, "gamma": 0.5, "C": 10.0,
+                      "rd": 0.2, "rf": 0.3},
+    "scene": {"baseline_gamma": 0.02, "baseline_C": 10.0, "gamma": 0.2, "C": 10.0,
+              "rd": 0.1, "rf": 0.2},
+}
+
+GRIDS = {
+    "gamma_grid": [0.005, 0.02, 0.05, 0.2, 0.5, 2.0, 5.0, 20.0],
+    "C_grid": [1.0, 10.0],
+    "base_gamma_grid": [0.05, 0.2, 0.5, 2.0, 5.0, 20.0, 50.0, 200.0],
+    "base_C_grid": [1.0, 10.0],
+    "rd_grid": [0.05, 0.1, 0.2, 0.3, 0.5],
+    "rf_grid": [0.05, 0.1, 0.2, 0.3, 0.5],
+}
 
 
-class _Timer:
-    """Accumulates the time spent in the wrapped functions."""
-
-    def __init__(self):
-        self.seconds = 0.0
-
-    def wrap(self, fn):
-        def timed(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - start
-        return timed
+def _clocks():
+    return time.process_time(), time.perf_counter()
 
 
-def _fit_predict(model, X_train, Y_train, X_test):
-    start = time.perf_counter()
-    model.fit(X_train, Y_train)
-    fit_s = time.perf_counter() - start
-    start = time.perf_counter()
-    F = model.decision_function(X_test)
-    return fit_s, time.perf_counter() - start, F
+def _since(start):
+    cpu, wall = _clocks()
+    return cpu - start[0], wall - start[1]
 
 
-def bench(name, T, seed, rd, rf, gamma):
-    data = load_dataset(name, params=PARAMS.get(name, {}))
-    rng = np.random.default_rng(seed)
-    idx = rng.permutation(len(data))
-    cut = int(0.75 * len(idx))
-    tr, te = idx[:cut], idx[cut:]
+def _split(n, seed):
+    idx = np.random.default_rng(seed).permutation(n)
+    cut = int(0.75 * n)
+    return idx[:cut], idx[cut:]
+
+
+def _truncated(model, t):
+    """The boosting model with its first t base models (what a T = t run would predict)."""
+    m = copy.copy(model)
+    m.estimators_, m.alphas_ = model.estimators_[:t], model.alphas_[:t]
+    return m
+
+
+def _timed_predict(model, X, repeats=3):
+    """Best of ``repeats`` (CPU, wall) seconds of decision_function on X."""
+    best = (np.inf, np.inf)
+    for _ in range(repeats):
+        start = _clocks()
+        F = model.decision_function(X)
+        best = min(best, _since(start))
+    return best, F
+
+
+def _mean_ap(Y, F):
+    return mean_average_precision_score(Y, F)
+
+
+def _first_reaching(curve, level):
+    hits = np.flatnonzero(np.asarray(curve) >= level)
+    return int(hits[0]) + 1 if hits.size else None
+
+
+def bench(label, T, seed, settings, approx, n_jobs):
+    name, params = COLLECTIONS[label]
+    data = load_dataset(name, params=params)
+    tr, te = _split(len(data), seed)
     X, Y = data.X, data.Y
-    base = BaselineSVM(gamma=gamma)
-    b_fit, b_pred, b_F = _fit_predict(base, X[tr], Y[tr], X[te])
-    t_newton, t_loss = _Timer(), _Timer()
-    newton, loss = mss.newton_step, mss.joint_loss
-    mss.newton_step, mss.joint_loss = t_newton.wrap(newton), t_loss.wrap(loss)
-    try:
-        model = MSSBoost(T, base_learner="svm", rd=rd, rf=rf, gamma=gamma, chi2_filter=True,
-                         random_state=seed)
-        m_fit, m_pred, m_F = _fit_predict(model, X[tr], Y[tr], X[te])
-    finally:
-        mss.newton_step, mss.joint_loss = newton, loss
-    out = {
-        "dataset": name, "synthetic": data.synthetic,
-        "fit_baseline_s": b_fit, "fit_mssboost_s": m_fit,
-        "predict_baseline_s": b_pred, "predict_mssboost_s": m_pred,
-        "train_speedup": b_fit / m_fit, "predict_speedup": b_pred / m_pred,
-        "map_baseline": mean_average_precision_score(Y[te], b_F),
-        "map_mssboost": mean_average_precision_score(Y[te], m_F),
-        "size_ratio": base.model_size_ / model.model_size_,
-        "newton_share": t_newton.seconds / m_fit,
-        "loss_share": t_loss.seconds / m_fit,
-    }
+    Xtr, Ytr, Xte, Yte = X[tr], Y[tr], X[te], Y[te]
+    s = settings
+    out = {"collection": label, "synthetic": bool(data.synthetic), "settings": s,
+           "n_train": len(tr), "n_labels": Y.shape[1]}
+
+    base = BaselineSVM(gamma=s["baseline_gamma"], C=s["baseline_C"], n_jobs=1)
+    start = _clocks()
+    base.fit(Xtr, Ytr)
+    b_fit = _since(start)
+    b_pred, b_F = _timed_predict(base, Xte)
+    b_map = _mean_ap(Yte, b_F)
+    n_sv = int(base.n_support_vectors_.sum())
+    out["baseline"] = {"map": b_map, "fit_cpu": b_fit[0], "fit_wall": b_fit[1],
+                       "pred_cpu": b_pred[0], "pred_wall": b_pred[1], "sv_total": n_sv,
+                       "sv_per_model": n_sv / Y.shape[1], "sv_fraction": base.support_fraction_,
+                       "size": base.model_size_}
+
+    kw = dict(base_learner="svm", rd=s["rd"], rf=s["rf"], gamma=s["gamma"], C=s["C"],
+              chi2_filter=True, random_state=seed, n_jobs=n_jobs)
+    runs = {"MSSBoost": MSSBoost(T, **kw), "NSBoost": NSBoost(T, **kw),
+            "RSBag": RSBag(T, **{k: v for k, v in kw.items() if k != "chi2_filter"})}
+    if approx:
+        runs["MSSBoost float32"] = MSSBoost(T, kernel_dtype="float32", **kw)
+        runs["MSSBoost subsample=0.25"] = MSSBoost(T, selection_subsample=0.25, **kw)
+        runs["MSSBoost shortlist=5"] = MSSBoost(T, shortlist=5, **kw)
+    for key, model in runs.items():
+        start = _clocks()
+        model.fit(Xtr, Ytr)
+        fit = _since(start)
+        pred, F = _timed_predict(model, Xte)
+        out[key] = {"map": _mean_ap(Yte, F), "fit_cpu": fit[0], "fit_wall": fit[1],
+                    "pred_cpu": pred[0], "pred_wall": pred[1], "size": model.model_size_}
+        if hasattr(model, "fit_profile_") and key.startswith("MSSBoost"):
+            prof = model.fit_profile_
+            out[key]["profile"] = {k: v / prof["total"] for k, v in prof.items() if k != "total"}
+
+    # MSSBoost at T = 100 and at the fewest models reaching 90% / 100% of Baseline's Mean-AP
+    mss = runs["MSSBoost"]
+    curve = [_mean_ap(Yte, F) for F in mss.staged_decision_function(Xte)]
+    levels = {}
+    for name_, frac in (("T", None), ("90%", 0.9), ("100%", 1.0)):
+        t = T if frac is None else _first_reaching(curve, frac * b_map)
+        if t is None:
+            levels[name_] = None
+            continue
+        trunc = _truncated(mss, t)
+        pred, _ = _timed_predict(trunc, Xte)
+        fit_wall, fit_cpu = mss.fit_time_curve_[t]
+        levels[name_] = {"t": t, "map": curve[t - 1], "fit_cpu": fit_cpu, "fit_wall": fit_wall,
+                         "pred_cpu": pred[0], "pred_wall": pred[1],
+                         "train_ratio": b_fit[0] / fit_cpu, "predict_ratio": b_pred[0] / pred[0],
+                         "size": trunc.model_size_,
+                         "sv_per_model": float(np.mean([h.estimator.support_vectors_.shape[0]
+                                                        for h in trunc.estimators_]))}
+    out["levels"] = levels
     return out
+
+
+def _report(r):
+    b = r["baseline"]
+    s = r["settings"]
+    kind = "synthetic" if r["synthetic"] else "real"
+    print(f"== {r['collection']} ({kind}; {r['n_train']} training examples, {r['n_labels']} labels)")
+    print(f"   settings: Baseline rho={s['baseline_gamma']} C={s['baseline_C']}; base models "
+          f"rho={s['gamma']} C={s['C']} rd={s['rd']} rf={s['rf']}")
+    print(f"   Baseline: Mean-AP {b['map']:.3f}; fit {b['fit_cpu']:.1f}s CPU ({b['fit_wall']:.1f}s "
+          f"wall); predict {b['pred_cpu']:.2f}s CPU ({b['pred_wall']:.2f}s wall); "
+          f"{b['sv_total']} support vectors ({b['sv_per_model']:.0f} per model, "
+          f"{100 * b['sv_fraction']:.0f}% of the training set); model size {b['size']:.3g}")
+    for key in ("MSSBoost", "NSBoost", "RSBag", "MSSBoost float32", "MSSBoost subsample=0.25",
+                "MSSBoost shortlist=5"):
+        if key not in r:
+            continue
+        m = r[key]
+        note = " (approximation)" if ("subsample" in key or "shortlist" in key) else ""
+        print(f"   {key}{note}: Mean-AP {m['map']:.3f}; fit {m['fit_cpu']:.1f}s CPU "
+              f"({m['fit_wall']:.1f}s wall); predict {m['pred_cpu']:.2f}s CPU; model size "
+              f"{m['size']:.3g}")
+        if "profile" in m:
+            print("      fit-time shares: " + ", ".join(
+                f"{k} {100 * v:.0f}%" for k, v in sorted(m["profile"].items(),
+                                                          key=lambda kv: -kv[1])))
+    for name, lv in r["levels"].items():
+        what = "T = 100" if name == "T" else f"fewest models reaching {name} of Baseline's Mean-AP"
+        if lv is None:
+            print(f"   MSSBoost at {what}: not reached")
+            continue
+        print(f"   MSSBoost at {what}: t={lv['t']}, Mean-AP {lv['map']:.3f}; training "
+              f"{lv['train_ratio']:.1f}x faster ({lv['fit_cpu']:.1f}s CPU, {lv['fit_wall']:.1f}s "
+              f"wall), prediction {lv['predict_ratio']:.1f}x faster ({lv['pred_cpu']:.3f}s CPU, "
+              f"{lv['pred_wall']:.3f}s wall); {lv['sv_per_model']:.0f} support vectors per base "
+              f"model, model size {lv['size']:.3g}, against Baseline's {b['sv_total']} support "
+              f"vectors ({b['sv_per_model']:.0f} per model), size {b['size']:.3g}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="+", default=["trecvid-style", "corel5k"])
+    parser.add_argument("--datasets", nargs="+", default=["trecvid-style", "corel5k-top39"],
+                        choices=sorted(COLLECTIONS))
     parser.add_argument("--T", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rd", type=float, default=0.2, help="paper's TREC value")
-    parser.add_argument("--rf", type=float, default=0.1, help="paper's TREC value")
-    parser.add_argument("--gamma", type=float, default=0.02,
-                        help="rho chosen for TRECVID-style by mlkit reproduce mssboost/selection")
+    parser.add_argument("--select", action="store_true",
+                        help="run the 2-fold CV selection on the training part first")
+    parser.add_argument("--select-only", action="store_true",
+                        help="print the selected settings and stop")
+    parser.add_argument("--settings", type=json.loads, default={},
+                        help='JSON {collection: {baseline_gamma, baseline_C, gamma, C, rd, rf}} '
+                             "replacing SETTINGS")
+    for key, values in GRIDS.items():
+        parser.add_argument("--" + key.replace("_", "-"), type=float, nargs="+", default=values)
+    parser.add_argument("--no-approx", action="store_true")
+    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
-    results = [bench(name, args.T, args.seed, args.rd, args.rf, args.gamma)
-               for name in args.datasets]
-    for r in results:
-        kind = "synthetic" if r["synthetic"] else "real"
-        print(f"{r['dataset']} ({kind}): Baseline fit {r['fit_baseline_s']:.1f}s predict "
-              f"{r['predict_baseline_s']:.2f}s Mean-AP {r['map_baseline']:.3f} | MSSBoost(T="
-              f"{args.T}, rd={args.rd}, rf={args.rf}) fit {r['fit_mssboost_s']:.1f}s predict {r['predict_mssboost_s']:.2f}s "
-              f"Mean-AP {r['map_mssboost']:.3f} | train {r['train_speedup']:.1f}x, predict "
-              f"{r['predict_speedup']:.1f}x, model {r['size_ratio']:.1f}x smaller; of MSSBoost's fit: "
-              f"Newton step {100 * r['newton_share']:.1f}%, joint loss "
-              f"{100 * r['loss_share']:.1f}% "
-              "(paper, TREC: ~60x train, ~20x predict, ~40x smaller)")
-    first = results[0]
-    print(" ".join(f"{k}={first[k]:.4g}" for k in
-                   ("train_speedup", "predict_speedup", "map_baseline", "map_mssboost",
-                    "newton_share", "loss_share")))
+    results = []
+    for label in args.datasets:
+        settings = {**SETTINGS[label], **args.settings.get(label, {})}
+        if args.select or args.select_only:
+            name, params = COLLECTIONS[label]
+            data = load_dataset(name, params=params)
+            tr, _ = _split(len(data), args.seed)
+            start = _clocks()
+            grids = {key: getattr(args, key) for key in GRIDS}
+            sel = select_mssboost_settings(data.X[tr], data.Y[tr], random_state=args.seed,
+                                           n_jobs=args.n_jobs, exhaustive=False, **grids)
+            cpu, wall = _since(start)
+            settings = {k: sel[k] for k in ("baseline_gamma", "baseline_C", "gamma", "C",
+                                            "rd", "rf")}
+            print(f"== selection on {label} ({cpu:.0f}s CPU, {wall:.0f}s wall): {settings}; "
+                  f"Baseline 2-fold Mean-AP {sel['baseline_map']:.3f}, SV fraction "
+                  f"{sel['baseline_sv_fraction']:.2f}; Subspace {sel['subspace_map']:.3f} "
+                  f"(80% reached: {sel['reached']})", flush=True)
+            for g in sel["baseline_grid"]:
+                print(f"   baseline rho={g['gamma']} C={g['C']}: Mean-AP {g['mean_ap']:.3f}, "
+                      f"SV fraction {g['sv_fraction']:.2f}")
+            for g in sel["grid"]:
+                print(f"   rd={g['rd']} rf={g['rf']}: base rho={g['gamma']} C={g['C']} "
+                      f"Subspace Mean-AP {g['mean_ap']:.3f}", flush=True)
+            if args.select_only:
+                continue
+        r = bench(label, args.T, args.seed, settings, not args.no_approx, args.n_jobs)
+        _report(r)
+        results.append(r)
+    if not results:
+        return
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=1, default=float)
+    last = next((r for r in results if r["collection"] == "corel5k-top39"), results[0])
+    lv90 = last["levels"]["90%"]
+    print(" ".join([
+        f"train_speedup={last['baseline']['fit_cpu'] / last['MSSBoost']['fit_cpu']:.3g}",
+        "predict_speedup_90=" + (f"{lv90['predict_ratio']:.3g}" if lv90 else "not_reached"),
+        f"map_baseline={last['baseline']['map']:.4f}", f"map_mssboost={last['MSSBoost']['map']:.4f}",
+        f"map_nsboost={last['NSBoost']['map']:.4f}", f"map_rsbag={last['RSBag']['map']:.4f}"]))
 
 
 if __name__ == "__main__":

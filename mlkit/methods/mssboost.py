@@ -306,18 +306,23 @@ class _SubspaceEnsemble(MultiLabelClassifier):
         start = time.perf_counter()
         kw = dict(rd=self.rd, rf=self.rf, learner=learner, bound=self.score_bound,
                   kernel_dtype=self.kernel_dtype)
-        models = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(fit_subspace_model)(X, Y[:, lab] > 0, lab, seed=s, **kw)
-            for lab, s in zip(labels, seeds)
-        )
+        if len(labels) == 1:
+            models = [fit_subspace_model(X, Y[:, labels[0]] > 0, labels[0], seed=seeds[0], **kw)]
+        else:
+            models = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(fit_subspace_model)(X, Y[:, lab] > 0, lab, seed=s, **kw)
+                for lab, s in zip(labels, seeds))
         self.fit_profile_["fit_models"] += time.perf_counter() - start
         return models
 
     def _score_models(self, models, X):
         """h(x) of the given models on the rows of X as columns, shape (N, len(models))."""
         start = time.perf_counter()
-        columns = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(h.predict)(X) for h in models)
+        if len(models) == 1:
+            columns = [models[0].predict(X)]
+        else:
+            columns = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(h.predict)(X) for h in models)
         self.fit_profile_["score_models"] += time.perf_counter() - start
         return np.column_stack(columns)
 
