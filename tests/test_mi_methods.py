@@ -470,6 +470,35 @@ def test_misvm_bag_slack_equals_instance_slack_on_single_instance_negative_bags(
     assert a.n_iter_.tolist() == b.n_iter_.tolist()
 
 
+def test_mi_svm_stops_when_the_alternation_cycles(monkeypatch):
+    """The label map is deterministic: a revisited labelling means a cycle, so mi-SVM stops
+    there (instead of running to max_iter) with the cycle's lowest-objective SVM."""
+    # one positive bag (instances 0, 1), one negative (2); K = I so f = a + b
+    replies = {(1.0, 1.0): [0.5, -0.5], (1.0, -1.0): [-0.5, 0.5], (-1.0, 1.0): [0.5, -0.7]}
+    trained = []
+
+    def fake_svm(self, K, labels):
+        trained.append(tuple(labels[:2]))
+        return np.array([0, 1]), np.array(replies[tuple(labels[:2])]), 0.0
+
+    monkeypatch.setattr(miSVM, "_svm", fake_svm)
+    model = miSVM(C=1.0, max_iter=50)
+    model.cycles_ = []
+    a, b, n_iter, converged = model._fit_binary(np.eye(3), np.array([0, 2, 3]),
+                                                np.array([1.0, -1.0]))
+    # A=(1,1) -> B=(1,-1) -> C=(-1,1) -> B: period 2 after 3 SVMs
+    assert trained == [(1, 1), (1, -1), (-1, 1)]
+    assert converged and n_iter == 3 and model.cycles_ == [2]
+    # objectives 1/2 a.f + C hinge: the cycle member with the lower one is kept
+    objectives = {}
+    for state in [(1.0, -1.0), (-1.0, 1.0)]:
+        coef = np.array(replies[state])
+        margins = np.r_[np.array(state) * coef, 0.0]        # the negative instance scores 0
+        objectives[state] = 0.5 * coef @ coef + np.maximum(1 - margins, 0).sum()
+    best = min(objectives, key=objectives.get)
+    np.testing.assert_array_equal(a[:2], replies[best])
+
+
 def test_alternation_stops_and_warns():
     bags, y = make_mi(60, seed=11)
     model = miSVM(C=10).fit(bags, y)

@@ -165,6 +165,22 @@ def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-6, max_iter=50000):
     return a, b, converged
 
 
+def _svm_objective(coef, f_sv, margins, groups, C):
+    """Primal value 1/2 ||w||^2 + C sum of hinge losses (the largest in each group, when
+    examples share a slack) of an SVM with weights ``coef`` (alpha_i y_i) on its support
+    vectors, their scores without bias ``f_sv``, and every example's ``y_i f(x_i)``."""
+    hinge = np.maximum(1.0 - margins, 0.0)
+    if groups is not None:
+        hinge = np.maximum.reduceat(hinge, np.r_[0, np.flatnonzero(np.diff(groups)) + 1])
+    return 0.5 * float(coef @ f_sv) + C * float(hinge.sum())
+
+
+def _best_of_cycle(svms):
+    """(weights, bias) of the SVM with the lowest primal value among those of a cycle."""
+    best = min(range(len(svms)), key=lambda k: svms[k][0])
+    return svms[best][1], svms[best][2]
+
+
 class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
     """Shared loop: one alternating problem per one-vs-rest column; subclasses implement
     ``_fit_binary(K, offsets, y)`` returning (instance weights a, bias b, SVMs trained,
@@ -187,6 +203,7 @@ class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
         coef = np.zeros((X.shape[0], Y.shape[1]))
         intercept = np.empty(Y.shape[1])
         self.n_iter_ = np.empty(Y.shape[1], dtype=int)
+        self.cycles_ = []
         for c in range(Y.shape[1]):
             coef[:, c], intercept[c], self.n_iter_[c], converged = self._fit_binary(
                 K, offsets, Y[:, c])
@@ -235,7 +252,12 @@ class miSVM(_AlternatingSVM):
         of the feature variances of the standardised training instances).
     max_iter : int, default=50
         Maximum number of SVMs trained per binary problem (not stated in [1]_); a
-        ``ConvergenceWarning`` is issued when the labels still change.
+        ``ConvergenceWarning`` is issued when the labels still change. The alternation is
+        deterministic, so once it revisits a labelling (witness set for MI-SVM) it cycles
+        for ever: this happens when the SVM is so regularised (small gamma * C) that all
+        instance scores are ~-1 and the witnesses forced into the positive bags are decided
+        by differences of ~1e-4 (COREL-10 at gamma=1e-4, C=0.1: periods 2-25). It then
+        stops and keeps the SVM of the cycle with the lowest primal objective.
     standardize : bool, default=True
         Standardise instance features with the training instances' statistics.
 
@@ -252,6 +274,9 @@ class miSVM(_AlternatingSVM):
         Number of expansion vectors (union over the one-vs-rest problems).
     n_iter_ : ndarray of shape (n_problems,)
         SVMs trained per binary problem.
+    cycles_ : list of int
+        Period of every cycle the alternation entered (one entry per binary problem that
+        stopped on a cycle).
     mean_, scale_ : ndarray of shape (n_features,)
     gamma_ : float
 
@@ -272,11 +297,20 @@ class miSVM(_AlternatingSVM):
         pos_inst, pos_offsets = self._positive_part(offsets, y)
         K_pos = K[pos_inst]
         labels = y[bag_index(offsets)].copy()
+        seen, svms = {}, []
         for it in range(1, self.max_iter + 1):
+            state = labels[pos_inst].tobytes()
+            if state in seen:                   # the deterministic alternation now repeats
+                self.cycles_.append(len(svms) - seen[state])
+                a, b = _best_of_cycle(svms[seen[state]:])
+                return a, b, it - 1, True
+            seen[state] = len(svms)
             sv, dual, b = self._svm(K, labels)
             a = np.zeros(K.shape[0])
             a[sv] = dual
-            f = K_pos @ a + b
+            Ka = K[:, sv] @ dual
+            svms.append((_svm_objective(dual, Ka[sv], labels * (Ka + b), None, self.C), a, b))
+            f = Ka[pos_inst] + b
             imputed = np.where(f > 0, 1.0, -1.0)
             no_positive = np.maximum.reduceat(imputed, pos_offsets[:-1]) < 0
             imputed[bag_argmax(f, pos_offsets)[no_positive]] = 1.0
@@ -365,20 +399,25 @@ class MISVM(_AlternatingSVM):
             gram[:n_pos, n_pos:] = rep_rows[:, neg_inst]
             gram[n_pos:, :n_pos] = gram[:n_pos, n_pos:].T
             if self.negative_slack == "instance":
-                return self._svm(gram, labels)
-            alpha, b, converged = group_slack_svm(gram, labels, groups, self.C,
-                                                  alpha0=warm[0], tol=self.qp_tol)
-            if not converged:
-                warnings.warn("MI-SVM: the bag-slack QP stopped at its iteration limit",
-                              ConvergenceWarning)
-            warm[0] = alpha
-            sv = np.flatnonzero(alpha > 0)
-            return sv, alpha[sv] * labels[sv], b
+                sv, coef, b = self._svm(gram, labels)
+            else:
+                alpha, b, converged = group_slack_svm(gram, labels, groups, self.C,
+                                                      alpha0=warm[0], tol=self.qp_tol)
+                if not converged:
+                    warnings.warn("MI-SVM: the bag-slack QP stopped at its iteration limit",
+                                  ConvergenceWarning)
+                warm[0] = alpha
+                sv = np.flatnonzero(alpha > 0)
+                coef = alpha[sv] * labels[sv]
+            f = gram[:, sv] @ coef
+            objective = _svm_objective(coef, f[sv], labels * (f + b),
+                                       groups if self.negative_slack == "bag" else None, self.C)
+            return sv, coef, b, objective
 
         # first SVM: a positive bag is its centroid in feature space, whose kernel rows are
         # the bag's instance rows averaged
         cent = bag_reduce(K_pos, pos_offsets, "mean")
-        sv, dual, b = fit(cent, bag_reduce(cent[:, pos_inst], pos_offsets, "mean", axis=1))
+        sv, dual, b, _ = fit(cent, bag_reduce(cent[:, pos_inst], pos_offsets, "mean", axis=1))
         on_pos = sv < n_pos
         bag_weight = np.zeros(n_pos)
         bag_weight[sv[on_pos]] = dual[on_pos] / np.diff(pos_offsets)[sv[on_pos]]
@@ -386,17 +425,25 @@ class MISVM(_AlternatingSVM):
         a[pos_inst] = bag_weight[bag_index(pos_offsets)]
         a[neg_inst[sv[~on_pos] - n_pos]] = dual[~on_pos]
         witness = None
+        seen, svms = {}, []
         for it in range(1, self.max_iter + 1):
             chosen = pos_inst[bag_argmax(K_pos @ a + b, pos_offsets)]
             if np.array_equal(chosen, witness):
                 return a, b, it, True
+            if chosen.tobytes() in seen:        # the deterministic alternation now repeats
+                start = seen[chosen.tobytes()]
+                self.cycles_.append(len(svms) - start)
+                a, b = _best_of_cycle(svms[start:])
+                return a, b, it, True
             if it == self.max_iter:
                 break
             witness = chosen
+            seen[witness.tobytes()] = len(svms)
             rep_rows = K[witness]
-            sv, dual, b = fit(rep_rows, rep_rows[:, witness])
+            sv, dual, b, objective = fit(rep_rows, rep_rows[:, witness])
             a = np.zeros(K.shape[0])
             a[np.r_[witness, neg_inst][sv]] = dual      # witnesses and negatives are distinct
+            svms.append((objective, a, b))
         return a, b, self.max_iter, False
 
 
