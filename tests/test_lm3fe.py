@@ -239,7 +239,7 @@ def test_objective_does_not_increase_and_theta_nonnegative():
     assert extras["n_iter"] == m.n_iter_ and len(extras["theta"]) == 2
 
 
-@pytest.mark.parametrize("kw", [dict(w_restart=False), dict(lipschitz="spectral",
+@pytest.mark.parametrize("kw", [dict(w_restart=True), dict(lipschitz="spectral",
                                                             u_init="centered")])
 def test_objective_monotone_with_warm_w_and_multilabel_targets(kw):
     views, y = _planted(2)
