@@ -3,7 +3,7 @@
 import difflib
 
 __all__ = ["MlkitError", "ConfigError", "DataError", "UnknownNameError", "SolverError",
-           "closest"]
+           "RunFailed", "closest"]
 
 
 class MlkitError(Exception):
@@ -21,6 +21,16 @@ class DataError(MlkitError, ValueError):
 class SolverError(RuntimeError):
     """A numerical solver gave up on a problem (e.g. every HiGHS method on an LP). Raised by
     the estimators; the runner reports it with the run it happened in."""
+
+
+class RunFailed(Exception):
+    """A run raised inside its estimator: a bug (in mlkit or the data's fit to the method),
+    not a user error. The CLI prints one line naming the run and where the traceback went,
+    and exits with status 1; the runs finished before it are saved."""
+
+    def __init__(self, message, traceback_text=""):
+        super().__init__(message)
+        self.traceback_text = traceback_text
 
 
 class UnknownNameError(MlkitError, KeyError):

@@ -52,6 +52,9 @@ _backend = click.option("--backend", type=str, default=None,
                         help="joblib backend for the runs: loky (default), threading, dask, ...")
 _scheduler = click.option("--scheduler", type=str, default=None,
                           help="Dask scheduler address (implies --backend dask).")
+_connect_timeout = click.option("--connect-timeout", type=click.FloatRange(min=0.1),
+                                default=10.0, show_default=True,
+                                help="Seconds to wait for the Dask --scheduler.")
 _set = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
                     help="Override a config key, e.g. methods.MSSBoost.params.rd=0.2 "
                          "(repeatable).")
@@ -112,40 +115,29 @@ def list_cmd(kind):
 @_force
 @_backend
 @_scheduler
+@_connect_timeout
 @click.pass_context
-def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, scheduler):
-    """Run every method of a config on its dataset and protocol; write a metrics table."""
+def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, scheduler,
+          connect_timeout):
+    """Run every method of a config on its datasets and protocol; write its table (the
+    config's renderer, the generic metric table by default) and manifest."""
     from .config import load_spec
-    from .experiment import run
-    from .manifest import build_manifest
-    from ._io import write_json
-    from .report.summaries import metric_table, plot_curves
-    from .report.tables import write_table
-    from .targets import results_root
+    from .targets import execute, results_root
 
     spec = load_spec(config_path, overrides=overrides, quick=quick, seed=seed)
+    if spec.runs_of:
+        raise MlkitError(f"{config_path}: renders the runs of {spec.runs_of}; use `mlkit "
+                         f"reproduce {spec.paper}/{spec.artifact}`")
     if not spec.methods:
         raise MlkitError(f"{config_path}: no methods to train")
     # not the folder of `reproduce`: a train with other settings must not mix into a target
     out = out or results_root() / spec.paper / (spec.artifact + "-train"
                                                   + ("-quick" if quick else ""))
-    result = run(spec, out, jobs=jobs, force=force, backend=backend, scheduler=scheduler,
-                 progress=_progress(ctx))
-    spread = ("± sample sd" if spec.report.get("spread") == "std" else "± 95% t-interval")
-    caption = (f"{spec.title or spec.target} (ours: mean {spread} over runs). "
-               f"Data: {result.provenance}.")
-    table = metric_table(result.records, spec.metrics, spec.reported.get("table"),
-                         spread=spec.report.get("spread", "ci"),
-                         scale=spec.report.get("scale", 1.0))
-    _say(ctx, write_table(table, out, caption))
-    if spec.curves:
-        for metric in spec.metrics:
-            for label in result.datasets:
-                plot_curves(result.records_of(dataset=label), metric, out,
-                            f"curves_{metric}" + (f"_{label}" if len(result.datasets) > 1 else ""),
-                            caption=f"{spec.title or spec.target}. Data: "
-                                    f"{result.datasets[label].provenance}.")
-    write_json(out / "manifest.json", build_manifest(spec, result, quick=quick, runs_dir=out))
+    rendered, result = _guarded(ctx, out, lambda: execute(
+        spec, spec, out, out, quick=quick, jobs=jobs, force=force, backend=backend,
+        scheduler=scheduler, connect_timeout=connect_timeout, progress=_progress(ctx),
+        command=" ".join(sys.argv)))
+    _say(ctx, rendered.text)
     _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
               f"{result.wall_time:.1f} s")
     click.echo(f"results: {out}")
@@ -161,14 +153,15 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
 @_out
 @_backend
 @_scheduler
+@_connect_timeout
 @click.pass_context
 def reproduce(ctx, targets, all_targets, quick, overrides, jobs, force, out, backend,
-              scheduler):
+              scheduler, connect_timeout):
     """Reproduce paper tables/figures: TARGET is paper/artifact (mssboost/fig4) or a bare
     artifact name when only one paper has it."""
     from .registry import TARGETS
     from .targets import reproduce as run_target
-    from .targets import resolve_target
+    from .targets import resolve_target, results_dir
 
     if all_targets:
         targets = TARGETS.names()
@@ -177,16 +170,35 @@ def reproduce(ctx, targets, all_targets, quick, overrides, jobs, force, out, bac
     resolved = [resolve_target(t) for t in targets]
     if out is not None and len(resolved) > 1:
         raise MlkitError("--out takes one target; leave it out to use results/<paper>/...")
+    forced = set()      # --force recomputes each shared runs folder once (table2, figs 5-8)
     for target in resolved:
-        rendered, out_dir, result = run_target(
-            target, quick=quick, jobs=jobs, force=force, out=out, backend=backend,
-            scheduler=scheduler, progress=_progress(ctx), overrides=overrides,
-            command=" ".join(sys.argv))
+        runs_dir = results_dir(target, quick=quick, out=out, runs=True)
+        rendered, out_dir, result = _guarded(ctx, runs_dir, lambda: run_target(
+            target, quick=quick, jobs=jobs, force=force and runs_dir not in forced, out=out,
+            backend=backend, scheduler=scheduler, connect_timeout=connect_timeout,
+            progress=_progress(ctx), overrides=overrides, command=" ".join(sys.argv)))
+        forced.add(runs_dir)
         _say(ctx, f"== {target.name}{' (quick)' if quick else ''}")
         _say(ctx, rendered.text)
         _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
                   f"{result.wall_time:.1f} s")
         click.echo(f"results: {out_dir}")
+
+
+def _guarded(ctx, log_dir, fn):
+    """``fn()``; a run that fails inside its method (a bug, not a user error) becomes one
+    line naming the run and the log file holding its traceback, and exit status 1."""
+    from ._errors import RunFailed
+    from ._io import write_text
+
+    try:
+        return fn()
+    except RunFailed as exc:
+        log = Path(log_dir) / "errors.log"
+        write_text(log, f"{exc}\n\n{exc.traceback_text}")
+        click.echo(f"mlkit: run failed: {exc} (traceback in {log}; the runs finished "
+                   "before it are saved, a rerun computes only the rest)", err=True)
+        ctx.exit(1)
 
 
 # -- plot -----------------------------------------------------------------------------------
@@ -254,11 +266,15 @@ def data_list():
 @data.command("info")
 @click.argument("name")
 @click.option("--format", "fmt", default=None, help="Read NAME as a file in this format.")
-def data_info(name, fmt):
+@click.option("--xml", "xml", default=None, type=click.Path(dir_okay=False),
+              help="With --format mulan: the label XML (default: found beside the ARFF).")
+def data_info(name, fmt, xml):
     """Counts and provenance of a dataset, or of your own file with --format."""
     from .datasets import describe
 
-    for line in describe(name, fmt):
+    if xml is not None and fmt != "mulan":
+        raise MlkitError("--xml goes with --format mulan")
+    for line in describe(name, fmt, **({"xml": xml} if xml else {})):
         click.echo(line)
 
 
@@ -324,7 +340,36 @@ def regress(ctx, targets, update, fast, jobs):
 
 
 def main():
-    cli(prog_name="mlkit")
+    """The console entry point: SIGINT exits 130 and SIGTERM 143, after stopping the
+    parallel workers (the runs finished so far are saved: each record is written when its
+    run ends)."""
+    import signal
+
+    def _terminate(signum, frame):
+        raise KeyboardInterrupt(signum)
+
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        code = cli(prog_name="mlkit", standalone_mode=False)
+    except click.Abort as exc:          # click turns KeyboardInterrupt into Abort
+        _stop_workers()
+        cause = exc.__cause__ or exc.__context__
+        term = isinstance(cause, KeyboardInterrupt) and cause.args == (signal.SIGTERM,)
+        click.echo("mlkit: interrupted; the runs finished so far are saved", err=True)
+        sys.exit(143 if term else 130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _stop_workers():
+    """Kill joblib's reusable loky workers, so no worker outlives the command."""
+    from joblib.externals.loky import reusable_executor
+
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=False, kill_workers=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,7 +12,7 @@ import inspect
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
 import yaml
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
@@ -21,22 +21,64 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_valid
 from ._errors import ConfigError, MlkitError, did_you_mean
 from .registry import DATASETS, FORMATS, METHODS, METRICS
 
-__all__ = ["ExperimentSpec", "DatasetSpec", "MethodSpec", "ProtocolSpec", "load_spec",
-           "configs_dir", "apply_overrides"]
+__all__ = ["ExperimentSpec", "DatasetSpec", "MethodSpec", "ProtocolSpec", "PaperValue",
+           "load_spec", "configs_dir", "apply_overrides", "read_target_header"]
 
 
 def slug(text):
-    """The file-name form of a dataset or method label: record folders are named by it."""
-    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "_"
+    """The file-name form of a dataset or method label: record folders are named by it.
+
+    Labels are case-sensitive ("mi-SVM" and "MI-SVM" are two methods of one table), file
+    systems may not be: a label that is not already its own safe lower-case form gets a
+    short hash of the exact label, so two labels never share a folder.
+
+    >>> slug("mi-SVM") != slug("MI-SVM"), slug("musk1")
+    (True, 'musk1')
+    """
+    import zlib
+
+    safe = re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "_"
+    if safe == text and text == text.lower():
+        return safe
+    return f"{safe}-{zlib.crc32(text.encode()):08x}"[: len(safe) + 7]
 
 
 def _folder_key(text):
-    # two labels may not share a record folder, on case-insensitive file systems either
     return slug(text).casefold()
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+#: what a paper says instead of a number: the data is not public, or the paper gives none
+MARKERS = ("not public", "not reported")
+
+
+class PaperValue(_Strict):
+    """One number of a paper: its value (or a string exactly as the paper writes it, e.g.
+    ``"> 20"``), its spread (the paper's ± figure, when it gives one) and a marker."""
+
+    value: Union[float, str, None] = None
+    spread: Optional[float] = None
+
+    @property
+    def marker(self):
+        return self.value if isinstance(self.value, str) and self.value in MARKERS else None
+
+
+def _paper_value(raw):
+    if isinstance(raw, PaperValue):
+        return raw
+    if isinstance(raw, dict):
+        return PaperValue.model_validate(raw)
+    return PaperValue(value=raw)
+
+
+#: ``reported:`` -- dataset (label or paper role) -> method label -> metric/quantity -> number,
+#: where a whole dataset or method may instead be a marker ("not public", "not reported")
+_Leaf = Union[float, str, PaperValue]
+Reported = dict[str, Union[str, dict[str, Union[str, dict[str, _Leaf]]]]]
 
 
 class ProtocolSpec(_Strict):
@@ -54,6 +96,8 @@ class ProtocolSpec(_Strict):
 class DatasetSpec(_Strict):
     """``name`` of a registered dataset, or ``path`` + ``format`` of a user's own file.
 
+    ``test_path`` (with ``path``) is the predefined test part of the user's data, in the
+    same format: the runner then uses that split (``protocol.split: predefined``).
     ``label`` names its rows (default: the name or file name), ``role`` the paper collection
     it stands in for, and ``method_params`` per-dataset parameters of the methods, keyed by
     method label, or ``"*"`` for every method that takes the parameter and does not set it
@@ -66,6 +110,7 @@ class DatasetSpec(_Strict):
 
     name: Optional[str] = None
     path: Optional[str] = None
+    test_path: Optional[str] = None     # a user's predefined test part, in the same format
     format: Optional[str] = None
     label: Optional[str] = None
     role: Optional[str] = None
@@ -134,24 +179,53 @@ class ExperimentSpec(_Strict):
     paper: str
     artifact: str
     title: str = ""
-    datasets: list[DatasetSpec] = Field(min_length=1)
+    render: str = "metric-table"       # the registered renderer that draws the target
+    runs_of: Optional[str] = None      # another artifact of the paper whose runs it renders
+    fast: bool = False                 # its quick form is cheap enough for CI's regression run
+    datasets: list[DatasetSpec] = Field(default_factory=list)
     methods: list[MethodSpec] = Field(default_factory=list)
     protocol: ProtocolSpec = Field(default_factory=ProtocolSpec)
     metrics: list[str] = Field(default_factory=list)
     curves: bool = False
-    reported: dict[str, Any] = Field(default_factory=dict)   # the paper's own numbers
-    report: dict[str, Any] = Field(default_factory=dict)
+    reported: Reported = Field(default_factory=dict)   # the paper's own numbers
+    thresholds: dict[str, float] = Field(default_factory=dict)   # what its claims test
+    report: dict[str, Any] = Field(default_factory=dict)   # the renderer's typed options
     quick: dict[str, Any] = Field(default_factory=dict)
     source: Optional[str] = None   # the file it came from (filled in by load_spec)
+
+    def paper_value(self, dataset, method, key, role=None):
+        """The paper's number for ``dataset`` (or its paper ``role``), ``method`` and
+        ``key`` as a :class:`PaperValue`, or None when the config gives none. A marker
+        given for the whole dataset or method ("not public") answers for all its keys."""
+        for scope in (dataset, role):
+            entry = self.reported.get(scope) if scope else None
+            if entry is None:
+                continue
+            if isinstance(entry, str):
+                return PaperValue(value=entry)
+            by_method = entry.get(method)
+            if isinstance(by_method, str):
+                return PaperValue(value=by_method)
+            if by_method is not None and key in by_method:
+                return _paper_value(by_method[key])
+        return None
+
+    @property
+    def options(self):
+        """The renderer's options (``report:``), validated by its typed model."""
+        from .registry import RENDERERS
+
+        model = RENDERERS.get(self.render).options
+        return model.model_validate(self.report) if model is not None else self.report
 
     @field_validator("methods")
     @classmethod
     def _unique_labels(cls, methods):
-        labels = [_folder_key(m.display) for m in methods]
-        dupes = sorted({m.display for m in methods
-                        if labels.count(_folder_key(m.display)) > 1})
+        # labels are case-sensitive, as the papers use them ("mi-SVM" and "MI-SVM")
+        labels = [m.display for m in methods]
+        dupes = sorted({x for x in labels if labels.count(x) > 1})
         if dupes:
-            raise ValueError(f"method labels must be unique; repeated: {dupes} "
+            raise ValueError(f"method labels must be unique; repeated: {', '.join(dupes)} "
                              "(give each a distinct 'label')")
         return methods
 
@@ -186,6 +260,9 @@ class ExperimentSpec(_Strict):
     def _metrics_for_methods(self):
         if self.methods and not self.metrics:
             raise ValueError("a config with methods needs at least one entry in 'metrics'")
+        if not self.datasets and not self.runs_of:
+            raise ValueError("a config needs 'datasets' (or 'dataset'), or 'runs_of' naming "
+                             "the artifact whose runs it renders")
         return self
 
     @property
@@ -278,10 +355,10 @@ def _key_line(node, loc):
 
 def _where(path, node, loc, origins, *, key_line=False):
     """'--set KEY=VALUE' when ``loc`` was set on the command line, else 'file:line'."""
-    for set_loc, item in origins.items():
+    for set_loc, where in origins.items():
         n = min(len(set_loc), len(loc))
         if n and tuple(set_loc[:n]) == tuple(loc[:n]):
-            return f"--set {item}"
+            return where
     line = _key_line(node, loc) if key_line else _line_of(node, loc)
     return f"{path}:{line}" if line else str(path)
 
@@ -412,7 +489,7 @@ def _apply_overrides(raw, overrides):
         except ConfigError as exc:
             raise ConfigError(f"--set {item}: {exc}") from None
         cur[parts[-1]] = parsed
-        origins[(*loc, parts[-1])] = item
+        origins[(*loc, parts[-1])] = f"--set {item}"
     return raw, origins
 
 
@@ -450,6 +527,9 @@ def _check_names(spec, path, node, origins):
         if (ds.name is None) == (ds.path is None):
             raise ConfigError(f"{at(*dloc)}: a dataset needs exactly one of 'name' (a "
                               "registered dataset) or 'path' (+ 'format') of your own file")
+        if ds.test_path is not None and ds.path is None:
+            raise ConfigError(f"{at(*dloc, 'test_path')}: 'test_path' goes with 'path' (the "
+                              "training part of your own data, in the same format)")
         if ds.name is not None:
             loader = lookup(DATASETS, ds.name, *dloc, "name")
         else:
@@ -496,7 +576,9 @@ def _check_names(spec, path, node, origins):
             _check_params(cls, extra, f"method {m.name!r}",
                           lambda k, dloc=dloc: at(*dloc, key_line=True))
             try:
-                cls(**params)._validate_params()
+                est = cls(**params)
+                if hasattr(est, "_parameter_constraints"):   # sklearn's declared checks
+                    est._validate_params()
             except (ValueError, TypeError) as exc:
                 bad = next((k for k in params if f"'{k}'" in str(exc)), None)
                 if bad in extra:
@@ -527,16 +609,19 @@ def load_spec(path, *, overrides=(), quick=False, seed=None):
     ExperimentSpec
     """
     raw, node = _read_yaml(path)
+    quick_origins = {}
     if quick:
         quick_block = raw.get("quick") or {}
         if not isinstance(quick_block, dict):
             raise ConfigError(f"{path}: 'quick' must be a mapping of keys to override")
         raw = _deep_merge(raw, quick_block)
+        quick_origins = _quick_origins(path, node, raw, quick_block)
     raw, origins = _apply_overrides(raw, overrides)
+    origins = {**quick_origins, **origins}
     if seed is not None:
         raw.setdefault("protocol", {})
         raw["protocol"]["seed"] = seed
-        origins[("protocol", "seed")] = f"(--seed) protocol.seed={seed}"
+        origins[("protocol", "seed")] = f"--seed {seed}"
     raw.pop("source", None)
     try:
         spec = ExperimentSpec.model_validate(raw)
@@ -544,4 +629,68 @@ def load_spec(path, *, overrides=(), quick=False, seed=None):
         raise _error_from_pydantic(path, node, exc, origins) from None
     spec.source = str(path)
     _check_names(spec, path, node, origins)
+    _check_options(spec, path, node, origins)
     return spec
+
+
+def _quick_origins(path, node, merged, quick_block):
+    """{key path in the merged config: 'file:line (quick:)'} for every key ``quick:`` set,
+    so an invalid value it brings is reported at its own line."""
+    out = {}
+
+    def walk(value, loc, qloc):
+        if isinstance(value, dict) and not (loc == ("methods",)):
+            for k, v in value.items():
+                walk(v, (*loc, k), (*qloc, k))
+        elif loc == ("methods",) and isinstance(value, dict):
+            for ref, tweak in value.items():
+                idx = _method_index(merged["methods"], ref)
+                walk(tweak, ("methods", idx), (*qloc, ref))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, (*loc, i), (*qloc, i))
+        else:
+            line = _line_of(node, ("quick", *qloc))
+            out[loc] = f"{path}:{line} (quick: block, used by --quick)"
+
+    walk(quick_block, (), ())
+    return out
+
+
+def _check_options(spec, path, node, origins):
+    """The renderer must be registered and ``report:`` must fit its typed options."""
+    from .registry import RENDERERS
+
+    try:
+        renderer = RENDERERS.get(spec.render)
+    except MlkitError as exc:
+        raise ConfigError(f"{_where(path, node, ('render',), origins)}: {exc}") from None
+    if renderer.options is None:
+        return
+    try:
+        renderer.options.model_validate(spec.report)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ("report", *err["loc"])
+        fields = list(renderer.options.model_fields)
+        if err["type"] == "extra_forbidden":
+            key = loc[-1]
+            msg = (f"unknown option {key!r} of renderer {spec.render!r}"
+                   f"{did_you_mean(str(key), fields)}; its options: "
+                   f"{', '.join(fields) or '(none)'}")
+            where = _where(path, node, loc, origins, key_line=True)
+        else:
+            msg = f"{_fmt_loc(loc)}: {err['msg'].rstrip('.')}; got {err.get('input')!r}"
+            where = _where(path, node, loc, origins)
+        raise ConfigError(f"{where}: {msg}") from None
+
+
+def read_target_header(path):
+    """The few keys that make a config file a target (paper, artifact, title, render,
+    runs_of, fast), read without validating the rest (``mlkit list`` stays cheap)."""
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        raw = None
+    raw = raw if isinstance(raw, dict) else {}
+    return {k: raw.get(k) for k in ("paper", "artifact", "title", "render", "runs_of", "fast")}

@@ -23,7 +23,7 @@ from sklearn.model_selection import (GridSearchCV, KFold, ShuffleSplit, Stratifi
                                      StratifiedShuffleSplit)
 
 from . import __version__
-from ._errors import MlkitError, SolverError
+from ._errors import MlkitError, RunFailed, did_you_mean
 from ._io import read_json, write_json
 from .config import slug
 from .datasets import load_dataset
@@ -31,8 +31,8 @@ from .metrics import average_precision_score
 from .registry import METHODS, METRICS
 
 __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest_records",
-           "method_seed",
-           "build_estimator", "fit_method"]
+           "method_seed", "build_estimator", "fit_method", "numerics_revision",
+           "check_parallel"]
 
 logger = logging.getLogger(__name__)
 
@@ -120,8 +120,16 @@ def make_splits(data, protocol):
     return splits
 
 
+def numerics_revision(method_name):
+    """The numerics revision of a registered method's estimator (its class attribute
+    ``numerics_revision``, bumped whenever a change alters its numbers; 0 if it has none)."""
+    return int(getattr(METHODS.get(method_name), "numerics_revision", 0))
+
+
 def _run_key(spec, dataset, method, split):
     payload = {
+        # a change of the method's numbers never reuses the records made before it
+        "numerics_revision": numerics_revision(method.name),
         "dataset": dataset.model_dump(mode="json", exclude={"method_params", "method_grids",
                                                             "label", "role",
                                                             "protocol"}),
@@ -145,11 +153,12 @@ def _score(metric_names, y_true, score, pred):
     return out
 
 
-def build_estimator(method, split):
+def build_estimator(method, split, estimator_class=None):
     """The method's estimator with the config's parameters and, unless the config fixes it,
     the run's own ``random_state`` (see :func:`method_seed`); wrapped in a ``GridSearchCV``
     over ``method.grid`` (folds shuffled with the run's seed) when the config gives a grid."""
-    est = METHODS.get(method.name)(**method.params)
+    cls = estimator_class or METHODS.get(method.name)
+    est = cls(**method.params)
     seed = method_seed(split.seed, method.display) % (2**31)
     if "random_state" in est.get_params() and "random_state" not in method.params:
         est.set_params(random_state=seed)
@@ -170,46 +179,57 @@ def fitted_model(est):
     return est.best_estimator_ if isinstance(est, GridSearchCV) else est
 
 
-def fit_method(data, method, split):
-    """(fitted estimator, train part, test part, fit seconds) of one method on one split."""
-    est = build_estimator(method, split)
+def fit_method(data, method, split, estimator_class=None):
+    """(fitted estimator, train part, test part, fit seconds) of one method on one split
+    (``estimator_class``: the registered class, resolved by the caller's registry, so a
+    worker process needs no plugin imported to run it)."""
+    est = build_estimator(method, split, estimator_class)
     train, test = data.subset(split.train), data.subset(split.test)
     t0 = time.perf_counter()
-    try:
-        est.fit(train.inputs, train.target)
-    except ValueError as exc:   # the data does not suit the method: a user-facing error
-        raise MlkitError(f"{method.display} on {data.name}, split {split.name}: {exc}") from None
-    except SolverError as exc:   # a solver gave up: say where
-        raise MlkitError(f"{method.display} on {data.name}, split {split.name} failed "
-                         f"({type(exc).__name__}): {exc}. The runs finished so far are "
-                         "saved; a rerun computes only the rest.") from exc
+    est.fit(train.inputs, train.target)
     return est, train, test, time.perf_counter() - t0
 
 
-#: fitted attributes copied into each run record when an estimator has them
-MODEL_ATTRIBUTES = ("n_models_", "model_size_", "n_xv_", "alphas_", "estimator_labels_")
+def _jsonable(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
 
 
 def _model_description(est):
-    out = {}
-    for attr in MODEL_ATTRIBUTES:
-        try:
-            value = getattr(est, attr)
-        except AttributeError:
-            continue
-        out[attr.rstrip("_")] = value.tolist() if isinstance(value, np.ndarray) else value
-    return out
+    """What the estimator says of its fitted model (``run_record_extras()``, the one
+    protocol between the runner and the methods), JSON-ready."""
+    extras = est.run_record_extras() if hasattr(est, "run_record_extras") else {}
+    return _jsonable(dict(extras))
 
 
-def _fit_and_score(data, method, split, metric_names, curves):
+def _fit_and_score(data, method, split, metric_names, curves, estimator_class=None):
+    """:func:`_fit_and_score_run` with any exception turned into :class:`RunFailed`
+    naming the run and carrying its traceback (a failure inside a method is a bug)."""
+    import traceback
+
+    try:
+        return _fit_and_score_run(data, method, split, metric_names, curves, estimator_class)
+    except Exception as exc:
+        raise RunFailed(f"{method.display} on {data.name}, split {split.name} failed: "
+                        f"{type(exc).__name__}: {exc}", traceback.format_exc()) from None
+
+
+def _fit_and_score_run(data, method, split, metric_names, curves, estimator_class=None):
     """Fit one method on one split and score it on the test part (runs in a worker).
 
-    The record holds the metrics, fit and prediction seconds, the fitted model's size
-    attributes (:data:`MODEL_ATTRIBUTES`), the per-label AP for multi-label targets, and with
+    The record holds the metrics, fit and prediction seconds, what the fitted model says of
+    itself (``run_record_extras()``), the per-label AP for multi-label targets, and with
     ``curves`` the score-type metrics after every stage of an ensemble plus the cumulative
     prediction time of its first t base models.
     """
-    est, train, test, fit_s = fit_method(data, method, split)
+    est, train, test, fit_s = fit_method(data, method, split, estimator_class)
     t1 = time.perf_counter()
     if hasattr(est, "decision_function"):
         score = est.decision_function(test.inputs)
@@ -277,7 +297,37 @@ def manifest_records(out_dir):
     return load_records(manifest.get("runs_dir") or out_dir, keys)
 
 
-def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, progress=False):
+def check_parallel(jobs, backend, scheduler):
+    """One clear error for a ``--jobs``/``--backend``/``--scheduler`` that cannot work."""
+    from joblib.parallel import BACKENDS
+
+    if jobs == 0 or jobs < -1:
+        raise MlkitError(f"--jobs {jobs}: give a positive number of parallel runs, or -1 for "
+                         "all cores")
+    known = sorted(set(BACKENDS) | {"dask"})
+    if backend is not None and backend not in known:
+        raise MlkitError(f"--backend {backend!r} is not a joblib backend"
+                         f"{did_you_mean(backend, known)}; known: {', '.join(known)}")
+    if scheduler is not None and backend not in (None, "dask"):
+        raise MlkitError("--scheduler goes with --backend dask")
+
+
+def _dask_client(scheduler, timeout):
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise MlkitError("--scheduler needs dask.distributed: pip install 'mlkit[dask]'") \
+            from None
+    try:
+        return Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise MlkitError(f"--scheduler {scheduler}: cannot connect within {timeout:g} s "
+                         f"({type(exc).__name__}: {exc}); is the Dask scheduler running "
+                         "there? (--connect-timeout sets the wait)") from None
+
+
+def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
+        connect_timeout=10.0, progress=False):
     """Run every (method, split) of ``spec``, reusing the records already in ``out_dir``.
 
     Parameters
@@ -293,6 +343,8 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, pro
         A joblib backend name ("loky", "threading", "dask", ...).
     scheduler : str, optional
         With ``backend="dask"``: the address of the Dask scheduler to connect to.
+    connect_timeout : float
+        Seconds to wait for the scheduler before giving up with a clear error.
     progress : bool
         Show a progress bar.
 
@@ -300,12 +352,13 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, pro
     -------
     RunResult
     """
+    check_parallel(jobs, backend, scheduler)
     t_start = time.perf_counter()
     result = RunResult(spec=spec, datasets={})
     todo = []
     for ds in spec.datasets:
         data = result.datasets[ds.display] = load_dataset(
-            ds.name, path=ds.path, format=ds.format, params=ds.params)
+            ds.name, path=ds.path, format=ds.format, params=ds.params, test_path=ds.test_path)
         for split in make_splits(data, ds.protocol_over(spec.protocol)):
             for spec_method in spec.methods:
                 # the method as run on this dataset, with its per-dataset parameters
@@ -326,12 +379,8 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, pro
 
     with ExitStack() as stack:
         if scheduler is not None:
-            if backend not in (None, "dask"):
-                raise MlkitError("--scheduler goes with --backend dask")
             backend = "dask"
-            from dask.distributed import Client
-
-            stack.enter_context(Client(scheduler))
+            stack.enter_context(_dask_client(scheduler, connect_timeout))
         if backend is not None:
             stack.enter_context(parallel_config(backend=backend))
         bar = None
@@ -343,13 +392,13 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None, pro
         # each task returns its own index so records can be matched however they arrive
         outputs = parallel(
             delayed(_indexed)(i, _fit_and_score, result.datasets[d], m, s, spec.metrics,
-                              spec.curves)
+                              spec.curves, METHODS.get(m.name))
             for i, (d, m, s, _, _) in enumerate(todo)
         )
         for i, rec in outputs:
             dataset, method, split, key, path = todo[i]
             rec.update(key=key, dataset=dataset, method=method.display, method_name=method.name,
-                       params=method.params,
+                       params=method.params, numerics_revision=numerics_revision(method.name),
                        repeat=split.repeat, fold=split.fold, split_seed=split.seed,
                        mlkit_version=__version__)
             write_json(path, rec)

@@ -22,15 +22,15 @@ from typing import Any
 from ._errors import UnknownNameError, did_you_mean
 
 __all__ = [
-    "Entry", "Registry", "METHODS", "DATASETS", "FORMATS", "METRICS", "TARGETS", "CLAIMS",
-    "load_plugins", "all_estimators",
+    "Entry", "Registry", "METHODS", "DATASETS", "FORMATS", "METRICS", "RENDERERS", "TARGETS",
+    "CLAIMS", "load_plugins", "all_estimators", "after_load",
 ]
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "mlkit.plugins"
 #: modules imported first; then every module of the packages below
-_BUILTIN_MODULES = ("mlkit.metrics",)
+_BUILTIN_MODULES = ("mlkit.metrics", "mlkit.targets", "mlkit.report.generic")
 _DISCOVERED_PACKAGES = ("mlkit.methods", "mlkit.datasets", "mlkit.papers")
 
 
@@ -100,10 +100,19 @@ METHODS = Registry("method")
 DATASETS = Registry("dataset")
 FORMATS = Registry("data format")
 METRICS = Registry("metric")
+RENDERERS = Registry("renderer")
 TARGETS = Registry("target")
 CLAIMS = Registry("paper", plural="papers with claims")
 
 _loaded = False
+_after_load = []
+
+
+def after_load(fn):
+    """Call ``fn()`` once every module and plugin is imported (e.g. to register the targets
+    of the config folders that plugins added); usable as a decorator."""
+    _after_load.append(fn)
+    return fn
 
 
 def load_plugins():
@@ -126,6 +135,8 @@ def load_plugins():
             ep.load()
         except Exception as exc:  # a broken plugin must not take the CLI down
             logger.warning("mlkit plugin %r (%s) failed to load: %s", ep.name, ep.value, exc)
+    for fn in _after_load:
+        fn()
 
 
 def _package_modules(package):

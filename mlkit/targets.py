@@ -1,31 +1,50 @@
-"""Targets: a paper's table or figure = its config file + the function that renders it.
+"""Targets: a paper's table or figure = its config file + the renderer the config names.
 
-``mlkit reproduce mssboost/fig4`` loads ``configs/mssboost/fig4.yaml``, runs it with
-:func:`mlkit.experiment.run`, hands the records to the target's ``render`` function, and
-writes ``manifest.json`` and ``summary.json`` (the target's headline figures, used by
-``mlkit regress`` and ``mlkit verify``) into ``results/<paper>/<artifact>/``.
+Every ``configs/<paper>/<artifact>.yaml`` is the target ``paper/artifact`` (a plugin adds its
+own folder with :func:`register_config_folder`). ``mlkit reproduce mssboost/fig4`` loads the
+config, runs it with :func:`mlkit.experiment.run` (or, for a config with ``runs_of:``, the
+runs of that other artifact of the paper, so a figure drawn from a table's runs trains
+nothing twice), hands the records to the renderer the config names (``render:``, default
+the generic ``metric-table``), and writes ``manifest.json`` and ``summary.json`` (the
+target's headline figures, read by ``mlkit regress``, ``mlkit verify`` and ``mlkit report``)
+into ``results/<paper>/<artifact>/``. Renderers never train: every fit is a run.
+
+A paper package registers its renderers::
+
+    @register_renderer("mypaper/table1", options=Table1Options)
+    def render_table1(result, out_dir, spec):
+        ...
+        return Rendered(text, figures, files)
+
+``result`` holds the runs (:class:`mlkit.experiment.RunResult`; ``result.spec`` is the config
+they were run from), ``spec`` is the target's own config (its ``reported:`` numbers, and
+``spec.options``, its ``report:`` block validated by ``options``, a pydantic model).
 """
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 from ._errors import MlkitError, UnknownNameError, did_you_mean
 from ._io import read_json, write_json
-from .config import configs_dir, load_spec
+from .config import configs_dir, load_spec, read_target_header
 from .experiment import manifest_records, run
 from .manifest import build_manifest
-from .registry import TARGETS
+from .registry import RENDERERS, TARGETS, after_load
 
-__all__ = ["Target", "Rendered", "register_target", "resolve_target", "results_root",
-           "results_dir", "reproduce", "saved_results"]
+__all__ = ["Target", "Rendered", "Renderer", "register_renderer", "register_config_folder",
+           "resolve_target", "results_root", "results_dir", "reproduce", "execute",
+           "saved_results", "target_spec", "split_overrides"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
 class Rendered:
-    """What a target's render function returns: the text to print (its table, paper vs
-    ours), its headline figures as {name: number}, and the files it wrote."""
+    """What a renderer returns: the text to print (its table, paper vs ours), its headline
+    figures as {name: number}, and the files it wrote."""
 
     text: str
     figures: dict = field(default_factory=dict)
@@ -33,35 +52,92 @@ class Rendered:
 
 
 @dataclass(frozen=True)
+class Renderer:
+    """A registered renderer: ``fn(result, out_dir, spec) -> Rendered`` and the pydantic
+    model of its ``report:`` options (None: it takes none)."""
+
+    name: str
+    fn: Callable
+    options: Optional[type] = None
+
+
+def register_renderer(name, *, options=None, summary=""):
+    """Decorator: register ``fn(result, out_dir, spec) -> Rendered`` as renderer ``name``
+    (by convention ``paper/artifact`` for a paper's own renderer)."""
+
+    def deco(fn):
+        RENDERERS.register(name, Renderer(name, fn, options), summary=summary or (
+            (fn.__doc__ or "").strip().split("\n")[0]))
+        return fn
+
+    return deco
+
+
+@dataclass(frozen=True)
 class Target:
+    """``paper/artifact``: a config file and what its header says. ``folder`` is the config
+    root it came from (None: the shipped ``configs/``, looked up when used, so
+    ``MLKIT_CONFIGS`` can point elsewhere)."""
+
     paper: str
     artifact: str
-    render: Callable
+    folder: Optional[Path] = None
     summary: str = ""
-    fast: bool = False          # quick form cheap enough for CI's regression run
-    runs_of: str = ""           # another artifact whose config and runs this one renders
+    render: str = "metric-table"
+    runs_of: str = ""
+    fast: bool = False
 
     @property
     def name(self):
         return f"{self.paper}/{self.artifact}"
 
     @property
+    def config_path(self):
+        return (self.folder or configs_dir()) / self.paper / f"{self.artifact}.yaml"
+
+    @property
     def config_artifact(self):
+        """The artifact whose runs this target renders (itself unless ``runs_of``)."""
         return self.runs_of or self.artifact
 
     @property
-    def config_path(self):
-        return configs_dir() / self.paper / f"{self.config_artifact}.yaml"
+    def runs_config_path(self):
+        return self.config_path.parent / f"{self.config_artifact}.yaml"
 
 
-def register_target(paper, artifact, render, summary="", *, fast=False, runs_of=""):
-    """Register ``paper/artifact``; its config is ``configs/<paper>/<artifact>.yaml``, or
-    that of ``runs_of`` when the target renders another artifact's runs (e.g. a figure drawn
-    from the runs of a table): then both share one ``runs/`` folder and nothing is computed
-    twice."""
-    t = Target(paper, artifact, render, summary, fast, runs_of)
-    TARGETS.register(t.name, t, summary=summary)
-    return t
+_FOLDERS = []
+
+
+def register_config_folder(folder):
+    """Make every ``<folder>/<paper>/<artifact>.yaml`` a target (a plugin's configs)."""
+    folder = Path(folder)
+    if folder not in _FOLDERS:
+        _FOLDERS.append(folder)
+        _discover(folder, folder)
+
+
+def _discover(folder, recorded):
+    for path in sorted(Path(folder).glob("*/*.yaml")):
+        head = read_target_header(path)
+        paper, artifact = path.parent.name, path.stem
+        if paper.startswith(".") or artifact.startswith("."):
+            continue
+        name = f"{paper}/{artifact}"
+        if name in TARGETS._entries:
+            continue
+        title = head.get("title") or ""
+        TARGETS.register(name, Target(paper, artifact, recorded, str(title),
+                                      head.get("render") or "metric-table",
+                                      head.get("runs_of") or "", bool(head.get("fast"))),
+                         summary=str(title))
+
+
+@after_load
+def _discover_shipped_configs():
+    try:
+        _discover(configs_dir(), None)
+    except MlkitError as exc:       # installed without the clone's configs folder
+        logger.debug("no shipped configs: %s", exc)
 
 
 def resolve_target(name):
@@ -104,24 +180,66 @@ def saved_results(target):
     return None, None, None
 
 
-def reproduce(target, *, quick=False, jobs=1, force=False, out=None, backend=None,
-              scheduler=None, progress=False, overrides=(), command=None):
-    """Run and render one target; return (Rendered, out_dir, RunResult)."""
-    spec = load_spec(target.config_path, quick=quick, overrides=overrides)
-    expected = f"{target.paper}/{target.config_artifact}"
+def split_overrides(overrides):
+    """(--set items for the target's own config: ``report.*`` / ``reported.*``, the rest for
+    the config of its runs)."""
+    own = tuple(o for o in overrides if o.split("=", 1)[0].split(".")[0] in ("report",
+                                                                             "reported"))
+    return own, tuple(o for o in overrides if o not in own)
+
+
+def target_spec(target, *, quick=False, overrides=()):
+    """(the target's own spec, the spec of the runs it renders)."""
+    own, rest = split_overrides(overrides) if target.runs_of else (overrides, ())
+    spec = load_spec(target.config_path, quick=quick, overrides=own)
+    expected = f"{target.paper}/{target.artifact}"
     if spec.target != expected:
         raise MlkitError(f"{target.config_path}: names {spec.target}, expected {expected}")
+    if not spec.runs_of:
+        return spec, spec
+    if spec.runs_of != target.runs_of:
+        raise MlkitError(f"{target.config_path}: runs_of changed while loading")
+    runs_path = target.runs_config_path
+    if not runs_path.is_file():
+        raise MlkitError(f"{target.config_path}: runs_of: {spec.runs_of} names no config "
+                         f"{runs_path}")
+    run_spec = load_spec(runs_path, quick=quick, overrides=rest)
+    if run_spec.runs_of:
+        raise MlkitError(f"{target.config_path}: runs_of: {spec.runs_of}, which itself renders "
+                         "the runs of another artifact; name that one")
+    return spec, run_spec
+
+
+def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=False,
+            backend=None, scheduler=None, connect_timeout=10.0, progress=False, command=None):
+    """Run ``run_spec`` (records in ``runs_dir``), render with ``spec``'s renderer into
+    ``out_dir`` and write its summary and manifest; return (Rendered, RunResult). What
+    ``mlkit reproduce`` and ``mlkit train`` both do."""
+    renderer = RENDERERS.get(spec.render)
+    result = run(run_spec, runs_dir, jobs=jobs, force=force, backend=backend,
+                 scheduler=scheduler, connect_timeout=connect_timeout, progress=progress)
+    rendered = renderer.fn(result, Path(out_dir), spec)
+    write_json(Path(out_dir) / "summary.json", {
+        "target": spec.target, "quick": quick, "provenance": result.provenance,
+        "figures": rendered.figures})
+    write_json(Path(out_dir) / "manifest.json", build_manifest(
+        run_spec, result, quick=quick, command=command, runs_dir=runs_dir,
+        extra={"target_config": spec.resolved() if spec is not run_spec else None,
+               "files": sorted(str(Path(f).name) for f in rendered.files)}))
+    return rendered, result
+
+
+def reproduce(target, *, quick=False, jobs=1, force=False, out=None, backend=None,
+              scheduler=None, connect_timeout=10.0, progress=False, overrides=(),
+              command=None):
+    """Run and render one target; return (Rendered, out_dir, RunResult)."""
+    spec, run_spec = target_spec(target, quick=quick, overrides=overrides)
     out_dir = results_dir(target, quick=quick, out=out)
     runs_dir = results_dir(target, quick=quick, out=out, runs=True)
-    result = run(spec, runs_dir, jobs=jobs, force=force, backend=backend, scheduler=scheduler,
-                 progress=progress)
-    rendered = target.render(result, out_dir)
-    write_json(out_dir / "summary.json", {"target": target.name, "quick": quick,
-                                          "provenance": result.provenance,
-                                          "figures": rendered.figures})
-    write_json(out_dir / "manifest.json",
-               build_manifest(spec, result, quick=quick, command=command, runs_dir=runs_dir,
-                              extra={"files": sorted(str(Path(f).name) for f in rendered.files)}))
+    rendered, result = execute(spec, run_spec, out_dir, runs_dir, quick=quick, jobs=jobs,
+                               force=force, backend=backend, scheduler=scheduler,
+                               connect_timeout=connect_timeout, progress=progress,
+                               command=command)
     return rendered, out_dir, result
 
 

@@ -441,3 +441,106 @@ def test_estimator_rejects_bad_labels(name, make_y, match):
                                  random_state=0)
     with pytest.raises(ValueError, match=match):
         est.fit(X, make_y(Y))
+
+
+# -- the "one shape" issue's bad inputs ------------------------------------------------------
+@pytest.mark.parametrize("args, match", [
+    (["--jobs", "0"], r"--jobs 0: give a positive number"),
+    (["--backend", "nosuch"], r"--backend 'nosuch' is not a joblib backend.*loky"),
+    (["--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", "1"],
+     r"--scheduler tcp://127.0.0.1:9: cannot connect within 1 s"),
+])
+def test_bad_parallel_options_are_one_line(tmp_path, args, match):
+    line = user_error(tmp_path, ["reproduce", "mssboost/fig1", *args])
+    assert re.search(match, line), line
+
+
+def test_data_home_naming_a_file(tmp_path, monkeypatch):
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setenv("MLKIT_DATA", str(tmp_path / "afile"))
+    line = user_error(tmp_path, ["data", "fetch", "musk1"])
+    assert "MLKIT_DATA=" in line and "names a file, not a folder" in line
+
+
+def test_an_invalid_value_from_the_quick_block_names_its_line(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    text = FIG4.read_text().replace("quick:\n  protocol: {repeats: 5}",
+                                    "quick:\n  protocol: {repeats: -3}")
+    cfg.write_text(text)
+    quick_line = text.splitlines().index("  protocol: {repeats: -3}") + 1
+    line = user_error(tmp_path, ["train", "--config", cfg, "--quick"])
+    assert f"c.yaml:{quick_line} (quick: block" in line and "greater than or equal to 1" in line
+
+
+def test_data_info_on_a_missing_path(tmp_path):
+    line = user_error(tmp_path, ["data", "info", tmp_path / "nope.arff", "--format", "mulan"])
+    assert line.endswith("nope.arff: no such file")
+
+
+def test_a_mulan_xml_missing_the_last_label(tmp_path):
+    arff = tmp_path / "toy.arff"
+    arff.write_text("@relation toy\n@attribute f1 numeric\n@attribute a {0,1}\n"
+                    "@attribute b {0,1}\n@data\n0.5,1,0\n1.5,0,1\n")
+    xml = tmp_path / "labels.xml"
+    xml.write_text('<?xml version="1.0"?>\n<labels xmlns="http://mulan.sourceforge.net/labels">'
+                   '<label name="a"></label></labels>\n')
+    line = user_error(tmp_path, ["data", "info", arff, "--format", "mulan", "--xml", xml])
+    assert "'b' comes after the labels" in line and "does not list it" in line
+    xml.write_text(xml.read_text().replace('<label name="a"></label>',
+                                           '<label name="a"></label><label name="b"></label>'))
+    ok = invoke(["data", "info", arff, "--format", "mulan", "--xml", xml])
+    assert ok.exit_code == 0 and "labels: 2" in ok.output
+
+
+def test_a_failure_inside_a_method_exits_1_with_the_traceback_in_a_log(tmp_path, monkeypatch):
+    from mlkit.methods.mssboost import MSSBoost
+
+    monkeypatch.setattr(MSSBoost, "fit", lambda self, X, Y: 1 / 0)
+    result = invoke(["train", "--config", FIG4, *FAST, "--out", tmp_path / "o"])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "MSSBoost on mssboost-synthetic, split r00-f00 failed: " \
+        "ZeroDivisionError" in lines[0]
+    log = tmp_path / "o" / "errors.log"
+    assert str(log) in lines[0] and "Traceback" in log.read_text()
+    # the runs of the other methods were finished and kept
+    assert list((tmp_path / "o" / "runs").rglob("*.json"))
+
+
+def _children(pid):
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find worker processes")
+@pytest.mark.parametrize("sig, code", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_stops_the_command_and_leaves_no_worker_behind(tmp_path, sig, code):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cmd = [sys.executable, "-c", "from mlkit.cli import main; main()", "train", "--config",
+           str(FIG4), "--jobs", "2", "--out", str(tmp_path / "o")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers, deadline = [], time.time() + 60
+    while time.time() < deadline and not workers:
+        time.sleep(0.2)
+        workers = [c for c in _children(proc.pid)
+                   if "loky" in Path(f"/proc/{c}/cmdline").read_text(errors="ignore")]
+    assert workers, "the runs never started in parallel workers"
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert "interrupted; the runs finished so far are saved" in err
+    time.sleep(5)
+    alive = [w for w in workers if Path(f"/proc/{w}").exists()
+             and Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    assert not alive, f"workers still alive 5 s after {sig}: {alive}"

@@ -31,11 +31,18 @@ def _fig4(tmp_path, old, new):
     return path
 
 
-def test_labels_that_name_the_same_record_folder_are_refused(tmp_path):
+def test_labels_are_case_sensitive_and_get_distinct_record_folders(tmp_path):
     from mlkit._errors import ConfigError
+    from mlkit.config import slug
 
-    path = _fig4(tmp_path, "label: NSBoost", "label: rsbag")      # RSBag vs rsbag
-    with pytest.raises(ConfigError, match="unique"):
+    path = _fig4(tmp_path, "label: NSBoost", "label: rsbag")      # RSBag vs rsbag: two methods
+    spec = load_spec(path)
+    labels = [m.display for m in spec.methods]
+    assert "rsbag" in labels and "RSBag" in labels
+    folders = {slug(x).casefold() for x in labels}                # case-insensitive file systems
+    assert len(folders) == len(labels)
+    path = _fig4(tmp_path, "label: NSBoost", "label: RSBag")      # the same label twice
+    with pytest.raises(ConfigError, match="unique; repeated: RSBag"):
         load_spec(path)
 
 
@@ -69,7 +76,7 @@ def test_label_ap_with_undefined_labels():
 
 
 @pytest.mark.parametrize("grids,match", [
-    ("{'*': {rdd: [0.1]}}", r"c\.yaml:9: no method's grid searches 'rdd'.*'rd'"),
+    ("{'*': {rdd: [0.1]}}", r"c\.yaml:11: no method's grid searches 'rdd'.*'rd'"),
     ("{MSBoost: {rd: [0.1]}}", r"method_grids names no method 'MSBoost'.*MSSBoost"),
     ("{MSSBoost: {rff: [0.1]}}", r"rff"),
 ])

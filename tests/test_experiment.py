@@ -10,6 +10,8 @@ import time
 import numpy as np
 import pytest
 
+from mlkit.config import slug
+
 from mlkit.config import load_spec
 from mlkit.experiment import load_records, make_splits, run
 
@@ -43,8 +45,9 @@ def test_rerun_reuses_records_and_recomputes_only_what_is_missing(tmp_path):
     again = run(spec, tmp_path)
     assert (again.computed, again.reused) == (0, 9)
     assert _numbers(again) == _numbers(first)
-    (tmp_path / "runs" / "mssboost-synthetic" / "MSSBoost" / "r01-f00.json").unlink()
-    (tmp_path / "runs" / "mssboost-synthetic" / "RSBag" / "r02-f00.json").write_text("{truncated")
+    runs = tmp_path / "runs" / "mssboost-synthetic"
+    (runs / slug("MSSBoost") / "r01-f00.json").unlink()
+    (runs / slug("RSBag") / "r02-f00.json").write_text("{truncated")
     partial = run(spec, tmp_path)
     assert (partial.computed, partial.reused) == (2, 7)
     assert _numbers(partial) == _numbers(first)
@@ -176,13 +179,13 @@ def test_several_datasets_with_their_own_method_parameters(tmp_path):
     assert all(r["params"]["rd"] == 0.1 for r in res.records_of(dataset="b", method="RSBag"))
     assert all(r["params"]["rd"] == 0.1 and "C" not in r["params"]
                for r in res.records_of(dataset="a"))
-    assert (tmp_path / "out" / "runs" / "b" / "MSSBoost" / "r00-f00.json").is_file()
+    assert (tmp_path / "out" / "runs" / "b" / slug("MSSBoost") / "r00-f00.json").is_file()
 
 
 def test_dataset_protocol_changes_only_its_fields_and_seed_reaches_it(tmp_path):
     from .conftest import CONFIGS as C
 
-    spec = load_spec(C / "sparsemi" / "rs.yaml", seed=7)
+    spec = load_spec(C / "sparsemi" / "table1.yaml", seed=7)
     musk1 = spec.datasets[0]
     eff = musk1.protocol_over(spec.protocol)
     assert (eff.split, eff.n_folds, eff.seed, eff.repeats) == ("cv", 10, 7, 10)
@@ -205,8 +208,9 @@ def test_more_repeats_reuse_the_runs_already_done(tmp_path):
     assert _numbers(first) == [n for n in _numbers(more) if n[1] < 3]
 
 
-def test_a_solver_failure_names_the_run_and_keeps_finished_records(tmp_path, monkeypatch):
-    from mlkit._errors import MlkitError, SolverError
+def test_a_failure_inside_a_method_names_the_run_keeps_its_traceback_and_finished_records(
+        tmp_path, monkeypatch):
+    from mlkit._errors import MlkitError, RunFailed, SolverError
     from mlkit.methods.mssboost import MSSBoost
 
     spec = load_spec(FIG4, overrides=SMALL)
@@ -220,13 +224,16 @@ def test_a_solver_failure_names_the_run_and_keeps_finished_records(tmp_path, mon
         return fit(self, X, Y)
 
     monkeypatch.setattr(MSSBoost, "fit", flaky)
-    with pytest.raises(MlkitError, match=r"MSSBoost on mssboost-synthetic, split r01.*"
-                                         r"SolverError.*solver gave up.*rerun"):
+    with pytest.raises(RunFailed, match=r"MSSBoost on mssboost-synthetic, split r0\d-f00 "
+                                        r"failed: SolverError: the solver gave up") as err:
         run(spec, tmp_path)
-    # a bug is not dressed up as a user error: it keeps its type and traceback
+    # a failure inside a method is a bug, not a user error: its traceback is kept
+    assert not isinstance(err.value, MlkitError)
+    assert "flaky" in err.value.traceback_text and "SolverError" in err.value.traceback_text
     monkeypatch.setattr(MSSBoost, "fit", lambda self, X, Y: 1 / 0)
-    with pytest.raises(ZeroDivisionError):
+    with pytest.raises(RunFailed, match="ZeroDivisionError") as err:
         run(spec, tmp_path / "other")
+    assert "1 / 0" in err.value.traceback_text
     monkeypatch.setattr(MSSBoost, "fit", fit)
     again = run(spec, tmp_path)
     assert again.computed < 9 and again.reused > 0

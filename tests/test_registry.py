@@ -12,9 +12,10 @@ from mlkit._errors import UnknownNameError, closest
 def test_unknown_names_list_the_closest():
     with pytest.raises(UnknownNameError, match=r"did you mean 'mssboost'"):
         registry.METHODS.get("mssbost")
-    with pytest.raises(UnknownNameError, match=r"known methods: .*mssboost, nsboost") as err:
+    with pytest.raises(UnknownNameError, match=r"known methods: ") as err:
         registry.METHODS.get("zzz")
-    assert "rsbag" in str(err.value) and "miles" in str(err.value)
+    known = str(err.value).split("known methods: ")[1].split(", ")
+    assert known == sorted(known) and {"rsbag", "miles", "mssboost"} <= set(known)
     assert closest("fig44", ["mssboost/fig4", "fig4", "table2"])[0] == "fig4"
 
 

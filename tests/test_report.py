@@ -1,32 +1,75 @@
-"""Table cells: paper and ours side by side, with the same number of decimals."""
+"""The generic metric-table renderer and table cells: paper beside ours, with the same
+number of decimals, markers kept as written, TeX escaped."""
 
 import numpy as np
+import pytest
 
+from mlkit.config import ExperimentSpec
+from mlkit.experiment import RunResult
 from mlkit.report import format_mean_ci
-from mlkit.report.summaries import metric_table
+from mlkit.report.generic import render_metric_table
+from mlkit.report.tables import _latex_escape
 
 
-def _rec(dataset, acc, n_xv, repeat):
+class _Data:
+    provenance = "toy (synthetic data)"
+
+
+def _rec(dataset, acc, n_xv, repeat, chosen=None):
     return {"dataset": dataset, "method": "MI-Kernel", "repeat": repeat, "fold": 0,
             "metrics": {"accuracy": acc}, "model": {"n_xv": n_xv},
-            "timings": {"fit_s": 1.0}}
+            "timings": {"fit_s": 1.0}, "chosen": chosen or {}}
 
 
-def test_percent_table_has_paper_beside_ours_with_equal_decimals():
-    recs = [_rec("musk1", 0.87, 280, 0), _rec("musk1", 0.87, 281, 1), _rec("tst1", 0.955, 1302, 0)]
-    reported = {"musk1": {"MI-Kernel": {"accuracy": 89.93, "n_xv": 362.4}},
-                "tst1": {"MI-Kernel": {"accuracy": 94.0, "n_xv": 1935.8}}}
-    df = metric_table(recs, ["accuracy"], reported, spread="std", scale=100)
-    musk, tst = df.iloc[0], df.iloc[1]
-    assert musk["accuracy (paper)"] == "89.93"
-    assert musk["accuracy (ours)"] == "87.00 ± 0.00"
-    assert tst["accuracy (paper)"] == "94.00"            # not shortened to "94"
-    assert tst["accuracy (ours)"] == "95.50"             # one run: no spread
-    assert (musk["#XV (paper)"], musk["#XV (ours)"]) == ("362.4", "280.5")
-    assert list(df["runs"]) == [2, 1]
-    reported["tst1"]["MI-Kernel"] = {"accuracy": "n/a", "n_xv": "-"}
-    tst = metric_table(recs, ["accuracy"], reported, spread="std", scale=100).iloc[1]
-    assert (tst["accuracy (paper)"], tst["#XV (paper)"]) == ("n/a", "-")
+def _spec(reported, **report):
+    return ExperimentSpec.model_validate({
+        "paper": "toy", "artifact": "t1", "title": "Toy",
+        "datasets": [{"name": "musk1"}, {"name": "tst1"}],
+        "methods": [{"name": "mi-kernel", "label": "MI-Kernel",
+                     "grid": {"C": [0.1, 1.0, 10.0]}}],
+        "metrics": ["accuracy"], "reported": reported,
+        "report": {"spread": "std", "scale": 100, "extras": ["n_xv"], **report}})
+
+
+def _render(tmp_path, spec, recs):
+    result = RunResult(spec=spec, datasets={"musk1": _Data(), "tst1": _Data()}, records=recs)
+    return render_metric_table(result, tmp_path, spec)
+
+
+def test_percent_table_has_paper_beside_ours_with_equal_decimals(tmp_path):
+    recs = [_rec("musk1", 0.87, 280, 0, {"C": 10.0}), _rec("musk1", 0.87, 281, 1, {"C": 1.0}),
+            _rec("tst1", 0.955, 1302, 0, {"C": 1.0})]
+    spec = _spec({"musk1": {"MI-Kernel": {"accuracy": {"value": 89.93, "spread": 1.33},
+                                          "n_xv": 362.4}},
+                  "tst1": {"MI-Kernel": {"accuracy": 94.0, "n_xv": 1935.8}},
+                  "GENRE": "not public"})
+    out = _render(tmp_path, spec, recs)
+    md = (tmp_path / "table.md").read_text()
+    lines = {line.split("|")[1].strip() + "/" + line.split("|")[2].strip(): line
+             for line in md.splitlines() if line.startswith("| ") and "---" not in line}
+    assert "| 89.93 ± 1.33 " in lines["musk1/MI-Kernel"]
+    assert "| 87.00 ± 0.00 " in lines["musk1/MI-Kernel"]
+    assert "| 362.4 " in lines["musk1/MI-Kernel"] and "| 280.5 " in lines["musk1/MI-Kernel"]
+    assert "| 94.00 " in lines["tst1/MI-Kernel"]          # not shortened to "94"
+    assert "| 95.50 " in lines["tst1/MI-Kernel"]          # one run: no spread
+    assert "not public" in lines["GENRE/(all)"]           # a row for data we cannot run
+    assert out.figures["accuracy.musk1.MI-Kernel"] == pytest.approx(87.0)
+    # C = 10 is the top of its 3-value grid in one of musk1's two runs: a footnote says so
+    assert "C chosen at the edge of its grid [0.1, 10] in 1 of 2 runs" in md
+    assert {p.name for p in out.files} >= {"table.md", "table.csv", "table.tex"}
+
+
+def test_marker_for_a_method_and_unknown_option_is_an_error(tmp_path):
+    spec = _spec({"tst1": {"MI-Kernel": "not reported"}})
+    _render(tmp_path, spec, [_rec("tst1", 0.9, 10, 0)])
+    assert "not reported" in (tmp_path / "table.md").read_text()
+    bad = _spec({}, sprad="std")
+    with pytest.raises(Exception, match="sprad"):
+        bad.options
+
+
+def test_tex_output_escapes_specials():
+    assert _latex_escape("a<b>c 5% x_y & z") == r"a$<$b$>$c 5\% x\_y \& z"
 
 
 def test_format_mean_ci():

@@ -10,11 +10,24 @@ __all__ = ["MultiLabelDataset", "MultiInstanceDataset", "MultiViewDataset", "loa
            "verify_dataset"]
 
 
-def load_dataset(name=None, *, path=None, format=None, params=None):
-    """Load a registered dataset by ``name``, or a user's file by ``path`` and ``format``."""
+def load_dataset(name=None, *, path=None, format=None, params=None, test_path=None):
+    """Load a registered dataset by ``name``, or a user's file by ``path`` and ``format``
+    (with ``test_path``, its predefined test part in the same format: the dataset's
+    ``splits`` are then that split)."""
+    from .._errors import DataError
     from ..registry import DATASETS, FORMATS
+    from ._containers import with_test_part
 
     params = dict(params or {})
     if name is not None:
         return DATASETS.get(name)(**params)
-    return FORMATS.get(format)(path, **params)
+    reader = FORMATS.get(format)
+    data = reader(path, **params)
+    if test_path is None:
+        return data
+    try:
+        return with_test_part(data, reader(test_path, **params))
+    except ValueError as exc:
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(f"{test_path}: {exc}") from None

@@ -9,8 +9,10 @@ an estimator's ``fit`` takes as X), ``target`` (its y), ``stratify`` and ``subse
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["MultiLabelDataset", "MultiInstanceDataset", "MultiViewDataset", "Views"]
+__all__ = ["MultiLabelDataset", "MultiInstanceDataset", "MultiViewDataset", "Views",
+           "with_test_part"]
 
 
 class Views:
@@ -254,3 +256,43 @@ class MultiViewDataset(_Dataset):
     def subset(self, idx):
         return replace(self, views=[X[idx] for X in self.views], y=self.y[idx],
                        splits={})
+
+
+def _stack(a, b):
+    return sp.vstack([a, b], format="csr") if sp.issparse(a) or sp.issparse(b) \
+        else np.concatenate([a, b], axis=0)
+
+
+def with_test_part(train, test):
+    """One dataset holding ``train`` then ``test``, whose ``splits`` are that predefined
+    split (a user's ``{path: ..., test_path: ...}``)."""
+    if type(train) is not type(test):
+        raise ValueError(f"the test part is a {type(test).__name__}, the training part a "
+                         f"{type(train).__name__}")
+    n_train, n_test = len(train), len(test)
+    if isinstance(train, MultiLabelDataset):
+        if train.Y.shape[1] != test.Y.shape[1] or train.X.shape[1] != test.X.shape[1]:
+            raise ValueError(f"the test part has {test.X.shape[1]} features and "
+                             f"{test.Y.shape[1]} labels, the training part "
+                             f"{train.X.shape[1]} and {train.Y.shape[1]}")
+        both = replace(train, X=_stack(train.X, test.X), Y=np.vstack([train.Y, test.Y]))
+    elif isinstance(train, MultiInstanceDataset):
+        if train.instances.shape[1] != test.instances.shape[1]:
+            raise ValueError(f"the test part's instances have {test.instances.shape[1]} "
+                             f"features, the training part's {train.instances.shape[1]}")
+        both = replace(train, instances=_stack(train.instances, test.instances),
+                       offsets=np.concatenate([train.offsets,
+                                               train.offsets[-1] + test.offsets[1:]]),
+                       y=np.concatenate([train.y, test.y]),
+                       bag_ids=np.concatenate([np.asarray(train.bag_ids, dtype=object),
+                                               np.asarray(test.bag_ids, dtype=object)]),
+                       instance_labels=None)
+    else:
+        if [X.shape[1] for X in train.views] != [X.shape[1] for X in test.views]:
+            raise ValueError("the test part's views have other dimensions than the training "
+                             "part's")
+        both = replace(train, views=[_stack(a, b) for a, b in zip(train.views, test.views)],
+                       y=np.concatenate([train.y, test.y], axis=0))
+    both.splits = {"train": np.arange(n_train), "test": np.arange(n_train, n_train + n_test)}
+    both.source = f"{train.source} (test part: {test.source})" if test.source else train.source
+    return both

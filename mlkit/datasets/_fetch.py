@@ -56,7 +56,14 @@ def get_data_home(data_home=None):
     if data_home is None:
         data_home = os.environ.get(DATA_ENV) or platformdirs.user_cache_dir("mlkit")
     path = Path(data_home).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
+    if path.exists() and not path.is_dir():
+        raise DataError(f"{DATA_ENV}={data_home} names a file, not a folder; set it to a "
+                        "folder for the downloaded data (it is created if missing)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"data home {path} cannot be created ({exc}); set {DATA_ENV} to a "
+                        "writable folder") from None
     return path
 
 

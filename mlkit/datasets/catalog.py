@@ -35,11 +35,17 @@ def verify_dataset(name, *, data_home=None):
     return paths
 
 
-def describe(name, fmt=None):
-    """Lines describing a dataset (or a file read with format ``fmt``): provenance, files,
-    counts."""
+def describe(name, fmt=None, **reader_params):
+    """Lines describing a dataset (or a file read with format ``fmt``, with the reader's
+    ``reader_params``, e.g. ``xml=`` for Mulan): provenance, files, counts."""
     if fmt is not None:
-        data = FORMATS.get(fmt)(name)
+        from pathlib import Path
+
+        from .._errors import DataError
+
+        if not Path(name).exists():
+            raise DataError(f"{name}: no such file")
+        data = FORMATS.get(fmt)(name, **reader_params)
         lines = [f"{name} (format {fmt})"]
     else:
         entry = DATASETS.entry(name)

@@ -232,6 +232,7 @@ def _layout(path, attributes, labels, xml_path):
     label_idx = sorted(index[name] for name, _ in labels)
     is_label = np.zeros(len(attributes), dtype=bool)
     is_label[label_idx] = True
+    _check_labels_last(path, attributes, is_label, xml_path)
     for j, a in enumerate(attributes):
         _check_kind(path, a, is_label[j])
     feature_col = np.where(is_label, -1, np.cumsum(~is_label) - 1)
@@ -240,6 +241,26 @@ def _layout(path, attributes, labels, xml_path):
                    labels=[attributes[j].name for j in label_idx],
                    feature_col=feature_col, label_col=label_col,
                    binary=np.array([a.kind == "binary" for a in attributes]) | is_label)
+
+
+def _check_labels_last(path, attributes, is_label, xml_path):
+    """Mulan puts the labels last: nominal {0,1} attributes after the last label, or between
+    the numeric features and the first label, that the XML does not list are labels it
+    misses (they would silently become features)."""
+    first = int(np.argmax(is_label))
+    last = len(is_label) - 1 - int(np.argmax(is_label[::-1]))
+    after = [a for a in attributes[last + 1:] if a.kind == "binary"]
+    if after:
+        raise DataError(f"{path}: line {after[0].line}: the nominal {{0,1}} attribute "
+                        f"{after[0].name!r} comes after the labels but {xml_path} does not "
+                        "list it as a label; Mulan puts the labels last: add it to the XML")
+    numeric = [j for j in range(first) if attributes[j].kind == "numeric"]
+    if numeric and numeric[-1] + 1 < first:
+        gap = attributes[numeric[-1] + 1:first]
+        raise DataError(f"{path}: line {gap[0].line}: the nominal {{0,1}} attribute(s) "
+                        f"{', '.join(repr(a.name) for a in gap[:5])} sit between the numeric "
+                        f"features and the labels but {xml_path} does not list them: labels "
+                        "the XML misses? Add them to the XML")
 
 
 def _check_kind(path, attribute, is_label):

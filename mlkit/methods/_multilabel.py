@@ -10,15 +10,20 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._record import RecordedModel
 from ._validation import check_multilabel_Y
 
 __all__ = ["MultiLabelClassifier"]
 
 
-class MultiLabelClassifier(ClassifierMixin, BaseEstimator):
+class MultiLabelClassifier(RecordedModel, ClassifierMixin, BaseEstimator):
     """Shared fit-time checks and predict-time plumbing; subclasses implement ``fit`` with
     :meth:`_check_fit_input` and ``decision_function`` returning (n, L) via
     :meth:`_shape_scores`."""
+
+    #: what a run record keeps: the size of the fitted model and, for the boosted
+    #: ensembles, each base model's weights per label and the label it was learned for
+    _recorded_attributes = ("n_models_", "model_size_", "alphas_", "estimator_labels_")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

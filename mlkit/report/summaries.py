@@ -1,14 +1,11 @@
-"""Aggregations of run records shared by every target: mean +- CI tables and learning curves."""
+"""Aggregations of run records shared by every target: learning curves."""
 
 import numpy as np
-import pandas as pd
 
-from ..metrics import mean_confidence_interval
 from ..registry import METRICS
 from .figures import new_figure, save_figure
-from .tables import format_mean_ci
 
-__all__ = ["metric_table", "mean_curves", "plot_curves"]
+__all__ = ["mean_curves", "plot_curves"]
 
 
 def _records_by_method(records):
@@ -16,53 +13,6 @@ def _records_by_method(records):
     for r in records:
         out.setdefault(r["method"], []).append(r)
     return out
-
-
-def _paper_value(reported, dataset, method, metric):
-    """``reported[dataset][method][metric]``, else ``reported[method][metric]``, else None."""
-    for scope in (reported.get(dataset), reported):
-        entry = (scope or {}).get(method)
-        if isinstance(entry, dict) and metric in entry:
-            return entry[metric]
-    return None
-
-
-def metric_table(records, metrics, reported=None, *, spread="ci", scale=1.0):
-    """One row per (dataset, method): each metric as mean ± 95% CI over runs, with the paper's
-    value beside it when ``reported[dataset][method][metric]`` (or ``reported[method][metric]``)
-    is given, plus the number of runs and the mean fit time. ``spread``: "ci" (95% Student-t
-    half-width) or "std" (sample standard deviation, as the SparseMI tables); ``scale``
-    multiplies the metric (100 for percentages)."""
-    reported = reported or {}
-    rows = []
-    groups = {}
-    for r in records:
-        groups.setdefault((r["dataset"], r["method"]), []).append(r)
-    for (dataset, method), recs in groups.items():
-        row = {"dataset": dataset, "method": method}
-        for m in metrics:
-            label = METRICS.entry(m).meta.get("label", m)
-            values = scale * np.array([r["metrics"][m] for r in recs], dtype=float)
-            if spread == "std":
-                mean, half = float(values.mean()), float(values.std(ddof=1)) \
-                    if len(values) > 1 else float("nan")
-            else:
-                mean, half = mean_confidence_interval(values)
-            paper = _paper_value(reported, dataset, method, m)
-            digits = 2 if scale != 1 else 3
-            if paper is not None:
-                row[f"{label} (paper)"] = format_mean_ci(paper, None, digits)
-            row[f"{label} (ours)"] = format_mean_ci(mean, half, digits)
-        n_xv = [r["model"]["n_xv"] for r in recs if "n_xv" in r.get("model", {})]
-        if n_xv:    # expansion vectors of kernel models (SparseMI's second table row)
-            paper = _paper_value(reported, dataset, method, "n_xv")
-            if paper is not None:
-                row["#XV (paper)"] = paper if isinstance(paper, str) else f"{paper:.1f}"
-            row["#XV (ours)"] = f"{np.mean(n_xv):.1f}"
-        row["runs"] = len(recs)
-        row["fit time (s)"] = float(np.mean([r["timings"]["fit_s"] for r in recs]))
-        rows.append(row)
-    return pd.DataFrame(rows)
 
 
 def mean_curves(records, metric):

@@ -37,7 +37,8 @@ def format_mean_ci(mean, half_width, digits=3):
 def _latex_escape(text):
     out = str(text)
     for a, b in [("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"),
-                 ("#", r"\#"), ("±", r"$\pm$"), ("≥", r"$\geq$"), ("≤", r"$\leq$")]:
+                 ("#", r"\#"), ("<", r"$<$"), (">", r"$>$"), ("±", r"$\pm$"),
+                 ("≥", r"$\geq$"), ("≤", r"$\leq$")]:
         out = out.replace(a, b)
     return out
 

@@ -1,0 +1,138 @@
+"""The generic renderer ``metric-table``: one row per dataset x method, each metric as mean
+± spread over runs with the paper's number beside it, the number of runs and the fit time.
+
+A paper uses it by YAML alone (``render: metric-table``, the default), and ``mlkit train``
+draws every config with it unless the config names another renderer. Its options
+(``report:`` of the config) are :class:`MetricTableOptions`.
+"""
+
+from typing import Literal, Optional
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..metrics import mean_confidence_interval
+from ..registry import METRICS
+from ..targets import Rendered, register_renderer
+from .summaries import plot_curves
+from .tables import format_mean_ci, write_table
+
+__all__ = ["MetricTableOptions", "render_metric_table", "metric_rows"]
+
+
+class MetricTableOptions(BaseModel):
+    """Options of the ``metric-table`` renderer (a config's ``report:`` block)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spread: Literal["ci", "std"] = "ci"     # 95% Student-t half-width, or the sample sd
+    scale: float = Field(1.0, gt=0)          # multiplies every metric (100: percentages)
+    digits: Optional[int] = Field(None, ge=0, le=6)   # decimals (default 2 scaled, else 3)
+    extras: list[str] = Field(default_factory=list)   # run-record model facts to average
+    chosen: list[str] = Field(default_factory=list)   # grid-chosen parameters to summarise
+    caption: str = ""                        # said after the standard caption
+
+
+def _spread(values, how):
+    if how == "std":
+        sd = float(values.std(ddof=1)) if len(values) > 1 else float("nan")
+        return float(values.mean()), sd
+    return mean_confidence_interval(values)
+
+
+def _paper_cell(pv, digits):
+    if pv is None:
+        return "-"
+    return format_mean_ci(pv.value, pv.spread, digits)
+
+
+def _chosen_cell(values):
+    values = [v for v in values if isinstance(v, (int, float))]
+    if not values:
+        return "-"
+    lo, hi = min(values), max(values)
+    return f"{np.mean(values):.3g} [{lo:g}, {hi:g}]"
+
+
+def metric_rows(result, spec, opts):
+    """(rows as dicts, headline figures, footnotes) of the table."""
+    run_spec = result.spec
+    digits = opts.digits if opts.digits is not None else (2 if opts.scale != 1 else 3)
+    rows, figures, notes = [], {}, []
+    seen = set()
+    for ds in run_spec.datasets:
+        for m in run_spec.methods:
+            recs = result.records_of(dataset=ds.display, method=m.display)
+            if not recs:
+                continue
+            seen.add(ds.display)
+            row = {"dataset": ds.display}
+            if ds.role:
+                row["role"] = ds.role
+            row["method"] = m.display
+            for metric in run_spec.metrics:
+                label = METRICS.entry(metric).meta.get("label", metric)
+                values = opts.scale * np.array([r["metrics"][metric] for r in recs], float)
+                mean, half = _spread(values, opts.spread)
+                pv = spec.paper_value(ds.display, m.display, metric, role=ds.role)
+                row[f"{label} (paper)"] = _paper_cell(pv, digits)
+                row[f"{label} (ours)"] = format_mean_ci(mean, half, digits)
+                figures[f"{metric}.{ds.display}.{m.display}"] = mean
+            for key in opts.extras:
+                vals = [r["model"][key] for r in recs if key in r.get("model", {})]
+                pv = spec.paper_value(ds.display, m.display, key, role=ds.role)
+                row[f"{key} (paper)"] = _paper_cell(pv, 1)
+                row[f"{key} (ours)"] = f"{np.mean(vals):.1f}" if vals else "-"
+            grid = ds.grid_for(m)
+            for key in opts.chosen:
+                vals = [r.get("chosen", {}).get(key) for r in recs]
+                row[f"chosen {key}"] = _chosen_cell(vals)
+            for key, values in grid.items():
+                picked = [r.get("chosen", {}).get(key) for r in recs]
+                numeric = [v for v in values if isinstance(v, (int, float))]
+                if len(numeric) < 3:        # with two values every choice is an edge
+                    continue
+                edge = sum(v in (min(numeric), max(numeric)) for v in picked if v is not None)
+                if edge:
+                    notes.append(f"{m.display} on {ds.display}: {key} chosen at the edge of "
+                                 f"its grid [{min(numeric):g}, {max(numeric):g}] in {edge} of "
+                                 f"{len(recs)} runs")
+            row["runs"] = len(recs)
+            row["fit s"] = float(np.mean([r["timings"]["fit_s"] for r in recs]))
+            rows.append(row)
+    # what the paper reports on data we could not run (e.g. "not public") keeps its row
+    for scope, entry in spec.reported.items():
+        if scope in seen or scope in {d.role for d in run_spec.datasets}:
+            continue
+        if isinstance(entry, str):
+            rows.append({"dataset": scope, "method": "(all)",
+                         **{f"{METRICS.entry(x).meta.get('label', x)} (paper)": entry
+                            for x in run_spec.metrics}})
+    return rows, figures, notes
+
+
+@register_renderer("metric-table", options=MetricTableOptions,
+                   summary="metric per dataset x method, paper beside ours, mean ± spread")
+def render_metric_table(result, out_dir, spec):
+    """Metric per dataset x method, paper beside ours, mean ± spread, #runs (and learning
+    curves when the runs recorded them)."""
+    opts = spec.options
+    rows, figures, notes = metric_rows(result, spec, opts)
+    spread = "± sample sd" if opts.spread == "std" else "± 95% t-interval"
+    caption = (f"{spec.title or spec.target}. Paper vs ours (ours: mean {spread} over runs). "
+               f"Data: {result.provenance}.")
+    if opts.caption:
+        caption += f" {opts.caption}"
+    if notes:
+        caption += " Notes: " + "; ".join(notes) + "."
+    text = write_table(pd.DataFrame(rows), out_dir, caption)
+    files = [out_dir / "table.md", out_dir / "table.csv", out_dir / "table.tex"]
+    if result.spec.curves:
+        for metric in result.spec.metrics:
+            for label, data in result.datasets.items():
+                files += plot_curves(
+                    result.records_of(dataset=label), metric, out_dir,
+                    f"curves_{metric}" + (f"_{label}" if len(result.datasets) > 1 else ""),
+                    caption=f"{spec.title or spec.target}. Data: {data.provenance}.")
+    return Rendered(text, figures, files)
