@@ -1,4 +1,16 @@
-"""scikit-learn's estimator checks over every registered method, and mlkit's own contract."""
+"""The common contract of every registered method, whatever its input kind, driven by the
+registry (a new method is checked the moment it registers itself):
+
+* matrix input (multi-label): scikit-learn's ``check_estimator``;
+* every kind: clone, get/set_params, fit returns self and leaves the parameters alone,
+  predict/decision_function shapes, the not-fitted error, pickling, and the same numbers
+  from the same ``random_state``.
+
+A method may declare ``_quick_params`` (a dict of constructor parameters) that make these
+fits fast; nothing here lists methods by name.
+"""
+
+import pickle
 
 import numpy as np
 import pytest
@@ -6,43 +18,73 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mlkit.registry import all_estimators
+from mlkit.datasets import Views
+from mlkit.registry import METHODS
 
-#: small, fast settings for the common checks, by registered name
-SETTINGS = {
-    "rsbag": dict(n_estimators=5, base_learner="stump", rd=0.5, rf=1.0, random_state=0),
-    "nsboost": dict(n_estimators=5, base_learner="stump", rd=0.5, rf=1.0, random_state=0),
-    "mssboost": dict(n_estimators=5, base_learner="stump", rd=0.5, rf=1.0, random_state=0),
-    "subspace": dict(base_learner="stump", rd=0.5, rf=1.0, random_state=0),
-    "baseline-svm": dict(gamma=0.5),
-    "bagging-svm": dict(n_estimators=3, gamma=0.5, random_state=0),
-}
-MULTILABEL = [(name, cls) for name, cls in all_estimators() if name in SETTINGS]
-ESTIMATORS = [cls(**SETTINGS[name]) for name, cls in MULTILABEL]
+ENTRIES = METHODS.entries()
+FAMILIES = {"multilabel", "multi-instance", "multi-view"}
 
 
-def test_every_registered_estimator_is_checked():
-    from mlkit.registry import METHODS
+def _make(entry):
+    cls = entry.obj
+    return cls(**dict(getattr(cls, "_quick_params", {})))
 
-    families = {e.name: e.meta.get("family") for e in METHODS.entries()}
-    assert {n for n, f in families.items() if f == "multilabel"} == set(SETTINGS)
 
-@parametrize_with_checks(ESTIMATORS)
+def _data(family):
+    """(X, y, n) of a small problem of the family's input kind."""
+    rng = np.random.default_rng(0)
+    if family == "multilabel":
+        X = rng.normal(size=(120, 3))
+        return X, np.column_stack([X[:, 0] > 0, X[:, 1] > 0]).astype(int), 120
+    if family == "multi-instance":
+        y = np.repeat([0, 1], 15)
+        bags = []
+        for label in y:
+            bag = rng.normal(size=(int(rng.integers(2, 5)), 3))
+            if label:
+                bag[0] += 2.5                       # one witness instance per positive bag
+            bags.append(bag)
+        return bags, y, 30
+    y = np.repeat([0, 1, 2], 20)
+    centres = rng.normal(scale=3.0, size=(3, 7))
+    X = centres[y] + rng.normal(size=(60, 7))
+    return Views([X[:, :4], X[:, 4:]], ["a", "b"]), y, 60
+
+
+def test_every_registered_method_has_a_known_family():
+    unknown = {e.name: e.meta.get("family") for e in ENTRIES
+               if e.meta.get("family") not in FAMILIES}
+    assert not unknown, f"methods of no known input kind (family=...): {unknown}"
+
+
+@parametrize_with_checks([_make(e) for e in ENTRIES if e.meta.get("family") == "multilabel"])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("name,cls", MULTILABEL)
-def test_mlkit_contract(name, cls):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(120, 3))
-    Y = np.column_stack([X[:, 0] > 0, X[:, 1] > 0]).astype(int)
-    est = cls(**SETTINGS[name])
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_mlkit_contract(entry):
+    X, y, n = _data(entry.meta.get("family"))
+    est = _make(entry)
     params = est.get_params()
     with pytest.raises(NotFittedError):
         est.predict(X)
-    assert est.fit(X, Y) is est
-    again = clone(est).set_params(**est.get_params()).fit(X, Y)
-    np.testing.assert_array_equal(est.decision_function(X), again.decision_function(X))
+    assert est.fit(X, y) is est
     assert est.get_params() == params                      # fit does not touch parameters
-    assert est.decision_function(X).shape == (120, 2)
+    pred = est.predict(X)
+    assert len(pred) == n
+    if "random_state" in params:
+        est.set_params(random_state=3).fit(X, y)
+        again = clone(est).fit(X, y)
+        np.testing.assert_array_equal(est.predict(X), again.predict(X))
+    score = est.decision_function(X) if hasattr(est, "decision_function") else None
+    if score is not None:
+        assert np.asarray(score).shape[0] == n
+    restored = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(restored.predict(X), est.predict(X))
+    if score is not None:
+        np.testing.assert_allclose(restored.decision_function(X), score)
+    extras = est.run_record_extras() if hasattr(est, "run_record_extras") else {}
+    assert isinstance(extras, dict)
+    assert isinstance(getattr(type(est), "numerics_revision", None), int), \
+        f"{entry.name}: declare an int numerics_revision (bump it when numbers change)"

@@ -1,13 +1,16 @@
-"""Data containers, loaders and generators; ``mlkit.registry.DATASETS`` maps names to them."""
+"""Data containers, loaders and generators; ``mlkit.registry.DATASETS`` maps names to them.
 
-from ._containers import MultiInstanceDataset, MultiLabelDataset, MultiViewDataset
+Each loader and reader module registers its datasets and formats itself; the registry
+imports every module of this package (no list to edit when a reader is added).
+"""
+
+from ._containers import MultiInstanceDataset, MultiLabelDataset, MultiViewDataset, Views
 from .catalog import describe, fetch_dataset, register_dataset, verify_dataset
 from .synthetic import make_mssboost_synthetic
-from . import mi_catalog, mi_formats, mulan, mulan_catalog, trecvid  # noqa: F401,E402  (registers)
 
-__all__ = ["MultiLabelDataset", "MultiInstanceDataset", "MultiViewDataset", "load_dataset",
-           "make_mssboost_synthetic", "describe", "fetch_dataset", "register_dataset",
-           "verify_dataset"]
+__all__ = ["MultiLabelDataset", "MultiInstanceDataset", "MultiViewDataset", "Views",
+           "load_dataset", "make_mssboost_synthetic", "describe", "fetch_dataset",
+           "register_dataset", "verify_dataset"]
 
 
 def load_dataset(name=None, *, path=None, format=None, params=None, test_path=None):

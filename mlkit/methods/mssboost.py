@@ -289,7 +289,7 @@ class _SubspaceEnsemble(MultiLabelClassifier):
     def run_record_extras(self):
         """Fitted facts for the run record: base models, model size, fit-time profile."""
         check_is_fitted(self)
-        return {"n_models": self.n_models_, "model_size": self.model_size_,
+        return {**super().run_record_extras(),
                 "fit_profile_s": {k: round(v, 4) for k, v in self.fit_profile_.items()}}
 
     def _n_models_learned(self, n_labels):
@@ -449,6 +449,9 @@ class RSBag(_SubspaceEnsemble):
     (20, 2)
     """
 
+    #: constructor parameters that make the common tests' fits fast
+    _quick_params = dict(n_estimators=5, base_learner="stump", rd=0.5, rf=1.0, random_state=0)
+
     def _n_rounds(self, n_labels):
         return self.n_estimators
 
@@ -469,6 +472,9 @@ class _SubspaceBoosting(_SubspaceEnsemble):
     """Algorithm 2 of [1]_; ``_sharing`` decides whether a model may serve other labels."""
 
     _sharing = True
+
+    #: constructor parameters that make the common tests' fits fast
+    _quick_params = dict(n_estimators=5, base_learner="stump", rd=0.5, rf=1.0, random_state=0)
 
     _parameter_constraints = {
         **_SubspaceEnsemble._parameter_constraints,
@@ -684,6 +690,9 @@ class NSBoost(_SubspaceBoosting):
     """
 
     _sharing = False
+
+    #: constructor parameters that make the common tests' fits fast
+    _quick_params = dict(n_estimators=5, base_learner="stump", rd=0.5, rf=1.0, random_state=0)
 
 
 METHODS.register("rsbag", RSBag, summary="round-robin random subspace bagging (Yan et al. 2007, Alg. 1)",

@@ -80,6 +80,9 @@ class BaggingSVM(MultiLabelClassifier):
     _bootstrap = True
     numerics_revision = 1
 
+    #: constructor parameters that make the common tests' fits fast
+    _quick_params = dict(n_estimators=3, gamma=0.5, random_state=0)
+
     def __init__(self, n_estimators=10, *, gamma=0.05, C=1.0, n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.gamma = gamma
@@ -167,6 +170,9 @@ class BaselineSVM(BaggingSVM):
                               if k not in ("n_estimators", "random_state")}
     _bootstrap = False
 
+    #: constructor parameters that make the common tests' fits fast
+    _quick_params = dict(gamma=0.5)
+
     def __init__(self, *, gamma=0.05, C=1.0, n_jobs=None):
         self.gamma = gamma
         self.C = C
@@ -186,6 +192,9 @@ class Subspace(RSBag):
 
     _parameter_constraints = {k: v for k, v in RSBag._parameter_constraints.items()
                               if k != "n_estimators"}
+
+    #: constructor parameters that make the common tests' fits fast
+    _quick_params = dict(base_learner="stump", rd=0.5, rf=1.0, random_state=0)
 
     def __init__(self, *, base_learner="svm", rd=0.1, rf=0.1, gamma=0.05, C=1.0,
                  score_bound="clip", chi2_filter=False, chi2_p_value=0.025,
