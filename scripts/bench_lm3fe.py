@@ -1,0 +1,169 @@
+"""Benchmark LM3FE (Luo et al., TIP 2016) and its baselines on Scene-15, the largest real
+multi-view dataset in the mirror (4485 images, 3 views of 20/59/40 dims, 15 classes).
+
+Measures, in one run:
+1. fit time (wall and CPU) and iterations to tolerance of LM3FE and every baseline on a
+   class-balanced training subset (``--n-per-class``; RFS/SSMVFS solve N x N systems and TMFS
+   fits 15 SVMs per elimination round, so the full 4485 rows are not used), with the held-out
+   accuracy; LM3FE's time is also given as a ratio to CAT (no learning) and to MTFS;
+2. LM3FE's peak traced memory (tracemalloc) during its fit, and the process's max RSS;
+3. the U-step's cost at 3 feature dimensions (Scene-15's features tiled with noise to D),
+   with the slope of log time vs log D (the paper's Sec. IV-D: linear), and the vectorised
+   U-gradient against a per-task loop (the obvious alternative) at the largest D;
+4. ``table1_s``: one quick pass of every method of Table I (fit + predict, default
+   parameters, one draw, one percentage) on msrc-v1 with 6 labelled images per class, the
+   cost of one (method x budget x draw x grid point) cell; the full table multiplies it by
+   the grid size x percentages x 3 budgets x 5 draws (printed as an estimate).
+
+Usage: ``python scripts/bench_lm3fe.py [--data /work/shared/data] [--n-per-class 50]``.
+The last line is ``fit_s=... iters=... ustep_slope=... peak_mb=... table1_s=...``.
+"""
+
+import argparse
+import resource
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from mlkit.datasets.mat_views import read_mat_views
+from mlkit.kernels import dense_dot
+from mlkit.methods.multimodal import (BSF, CAT, LM3FE, LM3FS, LM3FT, MTFS, MTFT, RFS, RFT,
+                                      SSMVFS, SSMVFT, TMFS)
+from mlkit.methods.multimodal import _losses as L
+from mlkit.methods.multimodal._base import normalize_views
+from mlkit.methods._validation import check_bag_labels
+
+
+def _timed(fn):
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - w, time.process_time() - c
+
+
+def _draw(y, n, seed):
+    rng = np.random.default_rng(seed)
+    tr = np.concatenate([rng.choice(np.flatnonzero(y == c), n, replace=False)
+                         for c in np.unique(y)])
+    return tr, np.setdiff1d(np.arange(len(y)), tr)
+
+
+def _iters(m):
+    if hasattr(m, "n_iter_"):
+        return m.n_iter_
+    if hasattr(m, "objective_"):
+        return len(m.objective_)
+    return 0
+
+
+def bench_fits(views, y, n_per_class):
+    tr, te = _draw(y, n_per_class, 0)
+    methods = [("LM3FE", LM3FE(random_state=0)), ("CAT", CAT()), ("BSF", BSF()),
+               ("MTFS", MTFS(percent=20)), ("RFS", RFS(percent=20)),
+               ("SSMVFS", SSMVFS(percent=20, max_iter=10)),
+               ("TMFS", TMFS(percent=20, step=0.2)),
+               ("LM3FS", LM3FS(percent=20, random_state=0)), ("LM3FT", LM3FT(random_state=0))]
+    rows = {}
+    print(f"Scene-15: {len(tr)} training rows ({n_per_class} per class), {len(te)} test rows")
+    print(f"{'method':8s} {'wall_s':>8s} {'cpu_s':>8s} {'iters':>6s} {'test_acc':>8s}")
+    for name, est in methods:
+        _, wall, cpu = _timed(lambda: est.fit(views[tr], y[tr]))
+        acc = float(np.mean(est.predict(views[te]) == y[te]))
+        rows[name] = (wall, cpu, _iters(est), acc, est)
+        print(f"{name:8s} {wall:8.2f} {cpu:8.2f} {_iters(est):6d} {acc:8.3f}", flush=True)
+    lm = rows["LM3FE"]
+    print(f"LM3FE fit / CAT fit = {lm[0] / max(rows['CAT'][0], 1e-9):.0f}x wall; "
+          f"LM3FE / MTFS = {lm[0] / rows['MTFS'][0]:.2f}x wall, {lm[1] / rows['MTFS'][1]:.2f}x cpu")
+    print(f"LM3FE objective: {lm[4].objective_[0]:.2f} -> {lm[4].objective_[-1]:.2f} in "
+          f"{lm[4].n_iter_} outer iterations; theta = {np.round(lm[4].theta_, 3).tolist()}")
+    # peak memory of one LM3FE fit
+    tracemalloc.start()
+    LM3FE(random_state=0).fit(views[tr], y[tr])
+    peak = tracemalloc.get_traced_memory()[1] / 2 ** 20
+    tracemalloc.stop()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"LM3FE fit peak traced memory {peak:.1f} MB (process max RSS {rss:.0f} MB)")
+    return lm[0], lm[2], peak, tr
+
+
+def bench_ustep(views, y, tr, dims=(2000, 8000, 32000), n_iter=20):
+    """Time ``n_iter`` U-step iterations for one modality of dimension D (tol = 0)."""
+    base = np.hstack(normalize_views(views[tr].views, "l2"))
+    _, Y = check_bag_labels(y[tr], len(tr), None)
+    N, C = Y.shape
+    rng = np.random.default_rng(0)
+    times = []
+    for D in dims:
+        reps = int(np.ceil(D / base.shape[1]))
+        Xv = np.tile(base, reps)[:, :D] + 0.01 * rng.random((N, D))
+        Xs = [Xv, base]
+        s = L.inf_norms(Xs)
+        U = [rng.uniform(size=(D, C)), rng.uniform(size=(base.shape[1], C))]
+        theta, W, b = np.array([0.5, 0.5]), rng.normal(size=(C, C)) * 0.1, np.zeros(C)
+        best = np.inf
+        for _ in range(3):
+            _, wall, cpu = _timed(lambda: L.u_step(Xs, Y, s, U, theta, W, b, 0, sigma=0.1,
+                                                   gamma_B=1.0, tol=0.0, max_iter=n_iter))
+            best = min(best, cpu)
+        times.append(best)
+        print(f"U-step D={D:5d}: {best / n_iter * 1e3:7.2f} ms/iteration (cpu, best of 3)")
+    slope = float(np.polyfit(np.log(dims), np.log(times), 1)[0])
+    print(f"U-step slope of log time vs log D: {slope:.2f} (paper: linear)")
+    # vectorised gradient vs a per-task loop at the largest D
+    G = rng.normal(size=(N, C))
+
+    def loop():
+        out = np.zeros((Xv.shape[1], C))
+        for c in range(C):                       # task by task: x_i^v w_c^T terms
+            out += np.outer(Xv.T @ G[:, c], W[:, c])
+        return out
+
+    vec = lambda: dense_dot(Xv.T, G @ W.T)
+    np.testing.assert_allclose(vec(), loop(), atol=1e-8)
+    tv = min(_timed(vec)[2] for _ in range(5))
+    tl = min(_timed(loop)[2] for _ in range(5))
+    print(f"U-gradient at D={dims[-1]}: vectorised {tv * 1e3:.2f} ms vs per-task loop "
+          f"{tl * 1e3:.2f} ms cpu ({tl / max(tv, 1e-9):.1f}x)")
+    return slope
+
+
+def bench_table1(data_root):
+    d = read_mat_views(Path(data_root) / "multiview/msrc_v1/MSRC-v5.mat")
+    views, y = d.inputs, d.target
+    tr, te = _draw(y, 6, 0)
+    methods = [BSF(), CAT(), MTFS(percent=20), RFS(percent=20), SSMVFS(percent=20),
+               TMFS(percent=20, step=0.1), LM3FS(percent=20, random_state=0), MTFT(), RFT(),
+               SSMVFT(), LM3FT(random_state=0)]
+    total_w = total_c = 0.0
+    accs = {}
+    for est in methods:
+        _, wall, cpu = _timed(lambda: est.fit(views[tr], y[tr]).predict(views[te]))
+        total_w += wall
+        total_c += cpu
+        accs[type(est).__name__] = float(np.mean(est.predict(views[te]) == y[te]))
+    print("msrc-v1, 6 labelled per class, one draw, default parameters (20% for selection):")
+    print("  " + ", ".join(f"{k} {v:.3f}" for k, v in accs.items()))
+    grid, percents, budgets, draws = 7 * 7, 9, 3, 5
+    print(f"one pass of the 11 Table I methods: {total_w:.2f} s wall, {total_c:.2f} s cpu; a "
+          f"full table with ~{grid} grid points x {percents} percentages x {budgets} budgets x "
+          f"{draws} draws would take ~{total_w * grid * budgets * draws / 3600:.1f} h "
+          "(percentages reuse one fit)")
+    return total_w
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default="/work/shared/data")
+    ap.add_argument("--n-per-class", type=int, default=50)
+    args = ap.parse_args()
+    d = read_mat_views(Path(args.data) / "multiview/scene15/Scene-15.mat")
+    fit_s, iters, peak, tr = bench_fits(d.inputs, d.target, args.n_per_class)
+    slope = bench_ustep(d.inputs, d.target, tr)
+    table1_s = bench_table1(args.data)
+    print(f"fit_s={fit_s:.2f} iters={iters} ustep_slope={slope:.2f} peak_mb={peak:.1f} "
+          f"table1_s={table1_s:.2f}")
+
+
+if __name__ == "__main__":
+    main()
