@@ -25,15 +25,15 @@ __all__ = ["make_hfss_synthetic", "HFSS_SUBSPACES", "HFSS_CLASSES"]
 #: is the number of latent directions carrying the class means and most of the
 #: within-class variance (so PCA at 95% keeps about that many components, cf. Table 2).
 HFSS_SUBSPACES = (
-    ("RGB mean", 3, 0.4, 2),
-    ("RGB variance", 4, 0.18, 2),
-    ("LUV mean", 3, 0.35, 3),
-    ("LUV variance", 4, 0.15, 3),
+    ("RGB mean", 3, 0.8, 2),
+    ("RGB variance", 4, 0.36, 2),
+    ("LUV mean", 3, 0.7, 3),
+    ("LUV variance", 4, 0.3, 3),
     ("Gabor mean/std of channel energy", 2, 0.0, 2),
-    ("Gabor channel energy", 30, 0.07, 10),
-    ("Gabor channel energy deviation", 30, 0.06, 12),
-    ("Tamura coarseness+contrast", 2, 0.15, 2),
-    ("Tamura angle histogram", 5, 0.18, 4),
+    ("Gabor channel energy", 30, 0.14, 10),
+    ("Gabor channel energy deviation", 30, 0.12, 12),
+    ("Tamura coarseness+contrast", 2, 0.3, 2),
+    ("Tamura angle histogram", 5, 0.36, 4),
 )
 
 #: The 19 salient-object classes and their sizes (Table 1 of [1]; 14,267 blobs).
@@ -51,14 +51,18 @@ def make_hfss_synthetic(*, size_scale=1.0, random_state=0):
 
     Subspace j of dimension d_j (see :data:`HFSS_SUBSPACES`) draws, for class c,
     ``x = s_j * B_j u_c + B_j L_j e + 0.1 * eps``, with ``B_j`` a random orthonormal
-    d_j x r_j basis, ``u_c ~ N(0, I)`` the class's latent centre, ``L_j`` random loadings of
-    the within-class noise ``e ~ N(0, I)`` (variances 1 .. 0.2) and ``eps ~ N(0, I_dj)``.
+    d_j x r_j basis, ``u_c ~ N(0, I)`` the class's latent centre, ``L_j = Q diag(1 .. 0.6)``
+    (Q a random rotation) the loadings of the within-class noise ``e ~ N(0, I)`` and
+    ``eps ~ N(0, I_dj)``. Every latent direction keeps at least 0.36 of the top one's noise
+    variance, so PCA at 95% keeps about ``r_j`` components and with them the class means
+    (as Table 2 and Sec. 5.4 report: PCA cuts dimensions at about the same accuracy).
     The separation ``s_j`` makes #1 RGB mean and #3 LUV mean the most informative, #9 angle
     histogram next, the variances, Gabor energies and Tamura weakly informative and #5
     (Gabor mean/std, 2-D) pure noise, as the paper's Fig. 4 reports for its data. These
     choices are ours (the paper publishes no feature statistics), tuned so that on
-    ``size_scale=0.1`` with 10 rounds the full ensemble's mean OOB accuracy over the 171
-    problems is about 84% (paper: 87.07%); bestK is then higher than the paper's 93.37%.
+    ``size_scale=0.1`` with 10 rounds the mean OOB accuracy over the 171 problems is about
+    80% for the full ensemble and 92% for bestK (mean bestK 2.8; the paper: 87.07%,
+    93.37%, 3.18 on its data).
 
     Parameters
     ----------
@@ -82,7 +86,8 @@ def make_hfss_synthetic(*, size_scale=1.0, random_state=0):
     for _, d, sep, rank in HFSS_SUBSPACES:
         basis = np.linalg.qr(rng.normal(size=(d, d)))[0][:, :rank]
         centres = rng.normal(size=(len(sizes), rank))
-        loadings = rng.normal(size=(rank, rank)) * np.linspace(1.0, 0.2, rank)
+        rotation = np.linalg.qr(rng.normal(size=(rank, rank)))[0]
+        loadings = rotation * np.linspace(1.0, 0.6, rank)       # noise s.d. 1 .. 0.6
         latent = sep * centres[y] + rng.normal(size=(n, rank)) @ loadings.T
         views.append(latent @ basis.T + 0.1 * rng.normal(size=(n, d)))
     return MultiViewDataset(
