@@ -362,6 +362,7 @@ class CAT(_MultiViewMethod):
 
 
 class _MTFBase(_MultiViewMethod):
+    _quick_params = {"max_iter": 50}
     _parameter_constraints = {**_DOWN, "lam": [Interval(Real, 0, None, closed="left")],
                               "tol": [Interval(Real, 0, None, closed="left")],
                               "max_iter": [Interval(Integral, 1, None, closed="left")]}
@@ -474,6 +475,7 @@ class RFT(_RFBase):
 
 
 class _SSMVBase(_MultiViewMethod):
+    _quick_params = {"max_iter": 5}
     _parameter_constraints = {**_DOWN, "gamma1": [Interval(Real, 0, None, closed="neither")],
                               "gamma2": [Interval(Real, 0, None, closed="neither")],
                               "tol": [Interval(Real, 0, None, closed="left")],
@@ -550,6 +552,7 @@ class TMFS(_MultiViewMethod):
     """
 
     _mode = "select"
+    _quick_params = {"step": 0.5}
     _parameter_constraints = {**_DOWN, **_PERCENT,
                               "C": [Interval(Real, 0, None, closed="neither")],
                               "step": [Interval(Integral, 1, None, closed="left"),

@@ -106,6 +106,8 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
     """
 
     numerics_revision = 1
+    #: fast settings for the project's common-contract tests
+    _quick_params = {"max_iter": 3, "sub_max_iter": 20}
 
     _parameter_constraints = {
         "gamma_A": [Interval(Real, 0, None, closed="left")],
