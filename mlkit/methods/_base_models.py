@@ -95,6 +95,25 @@ class SubspaceModel:
         """h(x) in [-1, 1] for every row of X."""
         return BOUNDS[self.bound](self.raw_score(X))
 
+    def describe(self):
+        """The fitted model as plain numbers: for a stump (a depth-1 tree) its split on the
+        original feature index and its output on either side, h(x) = ``left`` if
+        x[feature] <= ``threshold`` else ``right``; otherwise its label, feature count and
+        number of support vectors. What a run record keeps, so a figure can redraw the
+        model without refitting it."""
+        tree = getattr(self.estimator, "tree_", None)
+        if tree is not None and tree.node_count == 3:
+            pos = list(self.estimator.classes_).index(1)
+            value = tree.value[:, 0, :] / tree.value[:, 0, :].sum(axis=1, keepdims=True)
+            h = BOUNDS[self.bound](2.0 * value[:, pos] - 1.0)
+            return {"label": self.label, "feature": int(self.features[tree.feature[0]]),
+                    "threshold": float(tree.threshold[0]),
+                    "left": float(h[tree.children_left[0]]),
+                    "right": float(h[tree.children_right[0]])}
+        n_sv = getattr(self.estimator, "support_vectors_", None)
+        return {"label": self.label, "features": int(len(self.features)),
+                "support_vectors": None if n_sv is None else int(n_sv.shape[0])}
+
     @property
     def size(self):
         """Model size as the paper counts it: (#support vectors) x (#features); a model

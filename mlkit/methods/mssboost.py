@@ -240,6 +240,9 @@ class _SubspaceEnsemble(MultiLabelClassifier):
         "random_state": ["random_state"],
     }
 
+    #: 2: records keep the stump base models (fig3 is redrawn from them)
+    numerics_revision = 2
+
     def __init__(self, n_estimators=100, *, base_learner="svm", rd=0.1, rf=0.1, gamma=0.05,
                  C=1.0, score_bound="clip", chi2_filter=False, chi2_p_value=0.025,
                  kernel_dtype="float64", n_jobs=None, random_state=None):
@@ -289,8 +292,11 @@ class _SubspaceEnsemble(MultiLabelClassifier):
     def run_record_extras(self):
         """Fitted facts for the run record: base models, model size, fit-time profile."""
         check_is_fitted(self)
-        return {**super().run_record_extras(),
-                "fit_profile_s": {k: round(v, 4) for k, v in self.fit_profile_.items()}}
+        out = {**super().run_record_extras(),
+               "fit_profile_s": {k: round(v, 4) for k, v in self.fit_profile_.items()}}
+        if self.base_learner == "stump":        # small enough to keep: fig3 redraws them
+            out["base_models"] = [m.describe() for m in self.estimators_]
+        return out
 
     def _n_models_learned(self, n_labels):
         return self.n_estimators

@@ -6,11 +6,11 @@ artifact, the paper's numbers beside ours, and returns its headline figures.
 
 import numpy as np
 import pandas as pd
-from matplotlib.patches import Ellipse
+from matplotlib.patches import Ellipse, Rectangle
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...datasets.synthetic import MSSBOOST_SYNTHETIC_REGIONS
-from ...experiment import fit_method, make_splits
+from ...datasets.synthetic import MSSBOOST_SYNTHETIC_BOXES, MSSBOOST_SYNTHETIC_REGIONS
+from ...experiment import make_splits
 from ...metrics import hamming_error, mean_confidence_interval
 from ...report import format_mean_ci, new_figure, save_figure, write_table
 from ...report.summaries import mean_curves, plot_curves
@@ -36,10 +36,20 @@ def _caption(result, extra=""):
     return f"{text} {extra}".strip()
 
 
-def _draw_regions(ax):
+def _draw_regions(ax, shape="box"):
+    """The true label regions of the generator's ``shape``, dashed."""
+    if shape == "box":
+        for (x0, x1, y0, y1), colour in zip(MSSBOOST_SYNTHETIC_BOXES, LABEL_COLOURS):
+            ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ls="--", lw=1.2,
+                                   color=colour))
+        return
     for (cx, cy, ax_, ay), colour in zip(MSSBOOST_SYNTHETIC_REGIONS, LABEL_COLOURS):
         ax.add_patch(Ellipse((cx, cy), 2 * ax_, 2 * ay, fill=False, ls="--", lw=1.2,
                              color=colour))
+
+
+def _shape(result):
+    return result.spec.datasets[0].params.get("shape", "box")
 
 
 def _scatter_labels(ax, X, Y, names, size=8):
@@ -64,7 +74,7 @@ def render_fig1(result, out_dir, spec):
     test = data.subset(split.test)
     fig, (ax,) = new_figure(width=4.6, height=5.2)
     _scatter_labels(ax, test.X, test.Y, data.label_names)
-    _draw_regions(ax)
+    _draw_regions(ax, _shape(result))
     ax.legend(fontsize=7, loc="upper right")
     ax.set_title(spec.title, fontsize=9)
     caption = _caption(result, f"Test set ({len(test)} of {len(data)} points); dashed: true "
@@ -83,58 +93,65 @@ def render_fig1(result, out_dir, spec):
 
 
 # -- fig3 -------------------------------------------------------------------------------
-def _stump_boundary(model):
-    tree = model.estimator.tree_
-    return int(model.features[0]), float(tree.threshold[0])
+def stump_scores(base_models, X):
+    """h_t(x) of every recorded stump (``SubspaceModel.describe``) on the rows of X, as an
+    (n, T) array: no model is refitted to draw Fig. 3."""
+    return np.column_stack([np.where(X[:, b["feature"]] <= b["threshold"], b["left"],
+                                     b["right"]) for b in base_models])
+
+
+def _first(records, method):
+    return min((r for r in records if r["method"] == method),
+               key=lambda r: (r["repeat"], r["fold"]))
 
 
 @register_renderer("mssboost/fig3")
 def render_fig3(result, out_dir, spec):
     """Fig. 3: the first 8 MSSBoost models; MSSBoost vs NSBoost regions at T = 8."""
     data = result.dataset
-    split = make_splits(data, spec.protocol)[0]
-    fitted = {m.display: fit_method(data, m, split) for m in spec.methods}
+    split = make_splits(data, result.spec.protocol)[0]
+    train = data.subset(split.train)
+    runs = {m: _first(result.records, m) for m in ("MSSBoost", "NSBoost")}
     fig, axes = new_figure(3, width=3.6, height=4.4)
-    mss, train, test, _ = fitted["MSSBoost"]
+    mss = runs["MSSBoost"]["model"]
     ax = axes[0]
     _scatter_labels(ax, train.X, train.Y, data.label_names, size=4)
-    for t, model in enumerate(mss.estimators_, start=1):
-        feature, thr = _stump_boundary(model)
-        if feature == 0:
-            ax.axvline(thr, color="k", lw=1)
-            ax.text(thr, 2.55, str(t), ha="center", va="bottom", fontsize=7)
+    for t, b in enumerate(mss["base_models"], start=1):
+        if b["feature"] == 0:
+            ax.axvline(b["threshold"], color="k", lw=1)
+            ax.text(b["threshold"], 2.55, str(t), ha="center", va="bottom", fontsize=7)
         else:
-            ax.axhline(thr, color="k", lw=1)
-            ax.text(2.05, thr, str(t), ha="left", va="center", fontsize=7)
+            ax.axhline(b["threshold"], color="k", lw=1)
+            ax.text(2.05, b["threshold"], str(t), ha="left", va="center", fontsize=7)
     ax.set_title("(a) first 8 base models (MSSBoost)", fontsize=8, pad=14)
     gx, gy = np.meshgrid(np.linspace(-2, 2, 241), np.linspace(-2.5, 2.5, 301))
     grid = np.column_stack([gx.ravel(), gy.ravel()])
     figures = {}
     for ax, name, tag in ((axes[1], "MSSBoost", "(b)"), (axes[2], "NSBoost", "(c)")):
-        est, _, test_part, _ = fitted[name]
-        F = est.decision_function(grid)
+        model = runs[name]["model"]
+        F = stump_scores(model["base_models"], grid) @ np.asarray(model["alphas"])
         for l, colour in enumerate(LABEL_COLOURS):
             ax.contourf(gx, gy, (F[:, l] > 0).reshape(gx.shape), levels=[0.5, 1.5],
                         colors=[colour], alpha=0.18)
             ax.contour(gx, gy, F[:, l].reshape(gx.shape), levels=[0], colors=[colour],
                        linewidths=1)
-        _draw_regions(ax)
+        _draw_regions(ax, _shape(result))
         ax.set_xlim(-2, 2)
         ax.set_ylim(-2.5, 2.5)
         ax.set_aspect("equal")
-        err = hamming_error(test_part.Y, est.decision_function(test_part.X))
+        err = runs[name]["metrics"]["hamming_error"]
         figures[f"error_T8.{name}"] = err
         ax.set_title(f"{tag} {name}, T = 8 (test error {err:.3f})", fontsize=8)
-    labels_of = [data.label_names[lab] for lab in mss.estimator_labels_]
-    shared = (np.abs(mss.alphas_) > 0).sum(axis=1)
+    alphas = np.asarray(mss["alphas"])
+    shared = (np.abs(alphas) > 0).sum(axis=1)
     caption = _caption(result, "Filled: predicted label regions; dashed: true boundaries.")
     files = save_figure(fig, out_dir, "fig3", caption=caption)
     rows = pd.DataFrame({
-        "t": np.arange(1, len(mss.estimators_) + 1),
-        "learned for": labels_of,
-        "boundary": [("x1" if f == 0 else "x2") + f" = {thr:.2f}"
-                     for f, thr in map(_stump_boundary, mss.estimators_)],
-        **{f"alpha ({n})": mss.alphas_[:, l] for l, n in enumerate(data.label_names)},
+        "t": np.arange(1, len(mss["base_models"]) + 1),
+        "learned for": [data.label_names[b["label"]] for b in mss["base_models"]],
+        "boundary": [("x1" if b["feature"] == 0 else "x2") + f" = {b['threshold']:.2f}"
+                     for b in mss["base_models"]],
+        **{f"alpha ({n})": alphas[:, l] for l, n in enumerate(data.label_names)},
         "labels using it": shared,
     })
     text = write_table(rows, out_dir, "Fig. 3(a): the base models chosen by MSSBoost, in order, "
