@@ -223,6 +223,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     """
 
     numerics_revision = 1
+    _quick_params = {"n_xv": 3, "t_max": 3, "random_state": 0}
 
     _parameter_constraints = {
         **MIClassifierBase._parameter_constraints,
