@@ -153,7 +153,7 @@ def test_malformed_data_is_a_data_error_with_the_line(tmp_path, case):
 
 def test_header_without_data_is_truncated(tmp_path):
     path = write_toy(tmp_path, "", header=HEADER.replace("@data\n", ""))
-    with pytest.raises(DataError, match=r"no @data line after 8 lines; the file is truncated"):
+    with pytest.raises(DataError, match=r"no @data line after 7 lines; the file is truncated"):
         read_mulan(path)
 
 

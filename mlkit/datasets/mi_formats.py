@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._errors import DataError
+from ._text import read_lines
 from ..registry import FORMATS
 from ._containers import MultiInstanceDataset
 
@@ -44,29 +45,6 @@ _BINARY_CODINGS = ((0, 1), (-1, 1))
 def _error(path, where, what):
     """A DataError '<path>, <where>: <what>' (``where`` is e.g. 'line 3, field 5')."""
     return DataError(f"{path}, {where}: {what}" if where else f"{path}: {what}")
-
-
-def _read_lines(path):
-    """The lines of a text file (LF or CRLF) without trailing blank lines.
-
-    Raises DataError when the file cannot be read, is not UTF-8 text, or holds no data.
-    """
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise _error(path, "", f"cannot read the file ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise _error(path, f"line {line}", "not UTF-8 text") from None
-    lines = text.replace("\r\n", "\n").split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if not lines:
-        raise _error(path, "", "the file is empty")
-    return lines
 
 
 def _split_fields(lines, delimiter, path, *, min_fields=1, first_line=1):
@@ -300,7 +278,7 @@ def read_musk(path):
         On any malformed line (see the module docstring) or a class other than 0 or 1.
     """
     path = Path(path)
-    lines = _read_lines(path)
+    lines = read_lines(path)
     cells = _split_fields(lines, ",", path, min_fields=4)
     rows = np.arange(1, len(lines) + 1)
     features = _numbers(cells[:, 2:-1], path, "value", first_field=3)
@@ -336,7 +314,7 @@ def read_mil_csv(path):
         On any malformed line (see the module docstring).
     """
     path = Path(path)
-    lines = _read_lines(path)
+    lines = read_lines(path)
     cells = _split_fields(lines, ",", path, min_fields=3)
     rows = np.arange(1, len(lines) + 1)
     labels = _numbers(cells[:, 0], path, "label")
@@ -380,7 +358,7 @@ def read_mill(path, *, n_features=None):
         On any malformed line (see the module docstring).
     """
     path = Path(path)
-    lines = _read_lines(path)
+    lines = read_lines(path)
     bag_names, labels, counts, pairs = [], [], [], []
     for number, line in enumerate(lines, start=1):
         bag, label, tokens = _split_mill_line(line, number, path)
@@ -409,7 +387,7 @@ def _corel_paths(path):
 
 def _column_file(path, n_expected, what):
     """A one-value-per-line file of ``n_expected`` lines, as float64."""
-    lines = _read_lines(path)
+    lines = read_lines(path)
     if len(lines) != n_expected:
         raise _error(path, "", f"{len(lines)} lines, expected one {what} per instance "
                                f"({n_expected} instances in the data file)")
@@ -445,7 +423,7 @@ def read_corel_csv(path):
         line is malformed (see the module docstring).
     """
     data_path, ids_path, labels_path = _corel_paths(path)
-    cells = _split_fields(_read_lines(data_path), "\t", data_path)
+    cells = _split_fields(read_lines(data_path), "\t", data_path)
     features = np.ascontiguousarray(_numbers(cells, data_path, "value").T)
     n = features.shape[0]
     rows = np.arange(1, n + 1)
@@ -502,7 +480,7 @@ def read_mi_svm(path, *, n_features=None):
         header that disagrees with the file or with ``n_features``.
     """
     path = Path(path)
-    lines = _read_lines(path)
+    lines = read_lines(path)
     header = _svm_header(lines[0])
     first = 1
     if header is not None:

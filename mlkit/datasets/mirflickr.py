@@ -52,7 +52,8 @@ from ..registry import FORMATS
 from ._containers import MultiViewDataset
 from ._fetch import get_data_home
 from .catalog import register_dataset
-from .nuswide import _error, _parse_rows, _text_lines, read_feature_matrix
+from ._text import read_lines
+from .nuswide import _error, _parse_rows, read_feature_matrix
 
 __all__ = ["read_mir_flickr", "load_mirflickr", "read_vec", "MIRFLICKR_CONCEPTS",
            "MIRFLICKR_VIEWS"]
@@ -139,7 +140,7 @@ def _read_view(path, n_images):
 
 def _tag_vocabulary(path, min_count):
     """The tags of ``common_tags.txt`` (``tag count`` per line) used >= min_count times."""
-    lines = _text_lines(path)
+    lines = read_lines(path)
     tags, counts = [], []
     for i, line in enumerate(lines, 1):
         fields = line.split()
@@ -178,7 +179,7 @@ def _read_tags(root, n_images, min_count):
 
 def _read_annotation(path, n_images):
     """The 0-based rows listed (1-based) in an annotation file."""
-    lines = _text_lines(path)
+    lines = read_lines(path)
     ids = _parse_rows(lines, np.arange(1, len(lines) + 1), 1, path)[:, 0]
     bad = np.flatnonzero((ids != np.round(ids)) | (ids < 1) | (ids > n_images))
     if bad.size:

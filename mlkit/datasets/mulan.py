@@ -15,7 +15,6 @@ References
    for Multi-Label Learning", Journal of Machine Learning Research 12:2411-2414, 2011.
 """
 
-import gzip
 import logging
 import re
 import xml.parsers.expat
@@ -27,6 +26,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from .._errors import DataError
+from ._text import read_lines
 from ..registry import FORMATS
 from ._containers import MultiLabelDataset
 from ._fetch import sha256sum
@@ -37,7 +37,6 @@ __all__ = ["read_mulan", "read_mulan_arff", "read_mulan_mat", "read_label_xml",
 logger = logging.getLogger(__name__)
 
 _NUMERIC_TYPES = frozenset({"numeric", "real", "integer"})
-_GZIP_MAGIC = b"\x1f\x8b"
 _SPLIT_SUFFIX = re.compile(r"-(train|test|sparse)$", re.IGNORECASE)
 
 
@@ -155,24 +154,6 @@ def find_label_xml(path):
 
 
 # -- ARFF header --------------------------------------------------------------------------------
-
-def _read_lines(path):
-    """The text lines of a plain or gzipped file."""
-    with open(path, "rb") as fh:
-        gzipped = fh.read(2) == _GZIP_MAGIC
-    try:
-        if gzipped:
-            with gzip.open(path, "rb") as fh:
-                raw = fh.read()
-        else:
-            raw = Path(path).read_bytes()
-        return raw.decode("utf-8").splitlines()
-    except (EOFError, gzip.BadGzipFile) as exc:
-        raise DataError(f"{path}: corrupt or truncated gzip data ({exc})") from None
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise DataError(f"{path}: line {line}: not UTF-8 text ({exc.reason})") from None
-
 
 def _split_name(path, lineno, text):
     """Split ``name type`` where the name may be quoted with ' or "."""
@@ -447,7 +428,7 @@ def read_mulan_arff(path, xml=None, *, name=None):
     """
     path = Path(path)
     xml_path = Path(xml) if xml is not None else find_label_xml(path)
-    lines = _read_lines(path)
+    lines = read_lines(path)
     attributes, data_line = _parse_header(path, lines)
     layout = _layout(path, attributes, read_label_xml(xml_path), xml_path)
     rows = list(_data_rows(lines, data_line))

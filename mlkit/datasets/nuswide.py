@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import DataError
+from ._text import read_lines
 from ..registry import FORMATS
 from ._containers import MultiViewDataset
 from ._fetch import get_data_home
@@ -100,27 +101,6 @@ _NUS_HOME = "https://lms.comp.nus.edu.sg/wp-content/uploads/2019/research/nuswid
 def _error(path, line, what):
     """A DataError '<path>, line <line>: <what>' (no line when ``line`` is None)."""
     return DataError(f"{path}, line {line}: {what}" if line is not None else f"{path}: {what}")
-
-
-def _text_lines(path):
-    """The lines of a text file, without trailing blank lines (LF or CRLF)."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise _error(path, None, "missing") from None
-    except OSError as exc:
-        raise _error(path, None, f"cannot read the file ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _error(path, raw[:exc.start].count(b"\n") + 1, "not UTF-8 text") from None
-    lines = text.replace("\r\n", "\n").split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if not lines:
-        raise _error(path, None, "the file is empty")
-    return lines
 
 
 def _parse_rows(lines, numbers, dim, path):
@@ -195,7 +175,7 @@ def read_feature_matrix(path, *, dim=None, n_rows=None, rows=None):
         A missing or empty file, a wrong number of lines, a ragged row, a non-numeric,
         NaN or infinite value; the message names the file and the line.
     """
-    lines = _text_lines(path)
+    lines = read_lines(path)
     if n_rows is not None and len(lines) != n_rows:
         raise _error(path, None, f"{len(lines)} lines, expected {n_rows} (one per image)")
     if rows is None:
@@ -212,7 +192,7 @@ def read_feature_matrix(path, *, dim=None, n_rows=None, rows=None):
 
 def _read_labels(path, n_rows=None):
     """A 0/1 label column (one value per line) as int8."""
-    lines = _text_lines(path)
+    lines = read_lines(path)
     if n_rows is not None and len(lines) != n_rows:
         raise _error(path, None, f"{len(lines)} lines, expected {n_rows} (one 0/1 per "
                                  "image, as many as the other label and feature files)")
