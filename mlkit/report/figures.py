@@ -1,15 +1,50 @@
-"""Figures saved as PNG and PDF with the non-interactive Agg backend."""
+"""Figures saved as PNG and PDF with the non-interactive Agg backend.
 
+One method is drawn in one colour in every figure (:func:`method_colour`).
+"""
+
+import hashlib
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .._io import atomic_path  # noqa: E402
 
-__all__ = ["new_figure", "save_figure"]
+__all__ = ["new_figure", "save_figure", "method_colour", "integer_ticks", "KEEP_OPEN"]
+
+#: The colour of each method the papers name; any other label gets a stable colour
+#: from :data:`_FALLBACK` chosen by a hash of its name (the same in every process).
+METHOD_COLOURS = {
+    "RSBag": "tab:orange",
+    "NSBoost": "tab:green",
+    "MSSBoost": "tab:blue",
+    "Baseline": "black",
+    "Bagging": "tab:brown",
+    "Subspace": "tab:purple",
+}
+_FALLBACK = ("tab:red", "tab:pink", "tab:olive", "tab:cyan", "tab:gray", "darkgoldenrod",
+             "teal", "navy", "indigo", "crimson")
+
+#: When a list, :func:`save_figure` appends each figure to it and leaves it open (tests
+#: inspect the drawn artists); when None (production) figures are closed once saved.
+KEEP_OPEN = None
+
+
+def method_colour(label):
+    """The one colour of method ``label`` across every figure of a paper."""
+    if label in METHOD_COLOURS:
+        return METHOD_COLOURS[label]
+    digest = hashlib.sha256(str(label).encode()).digest()
+    return _FALLBACK[int.from_bytes(digest[:4], "big") % len(_FALLBACK)]
+
+
+def integer_ticks(axis):
+    """Integer-only ticks on ``axis`` (``ax.xaxis``/``ax.yaxis``), for counts of models."""
+    axis.set_major_locator(MaxNLocator(integer=True))
 
 
 def new_figure(ncols=1, *, width=4.2, height=3.4, **kw):
@@ -18,15 +53,35 @@ def new_figure(ncols=1, *, width=4.2, height=3.4, **kw):
     return fig, axes[0]
 
 
+def _add_caption(fig, caption):
+    """Write ``caption`` under the axes, wrapped to the figure's width, and lay the figure
+    out so that nothing (tick labels, x labels, the caption) overlaps."""
+    import textwrap
+
+    width_in = fig.get_size_inches()[0]
+    fontsize = 6.5
+    # ~0.55 em per character on average for the default sans-serif font
+    chars = max(30, int(width_in * 72 / (0.55 * fontsize)) - 4)
+    text = "\n".join(textwrap.wrap(caption, chars))
+    fig.tight_layout()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    cap = fig.text(0.5, 0.005, text, ha="center", va="bottom", fontsize=fontsize)
+    height_px = fig.bbox.height
+    cap_top = cap.get_window_extent(renderer).y1 / height_px
+    # leave room for the caption plus a small gap, then redo the layout above it
+    fig.tight_layout(rect=(0, min(cap_top + 0.01, 0.6), 1, 1))
+
+
 def save_figure(fig, out_dir, name, caption=None):
     """Save ``fig`` as ``<name>.png`` (150 dpi) and ``<name>.pdf`` atomically; close it.
 
-    ``caption`` (the data's provenance) is written under the axes in small type.
+    ``caption`` (the data's provenance) is written under the axes in small type, with
+    the layout shrunk so that it overlaps no tick or axis label.
     """
     out_dir = Path(out_dir)
     if caption:
-        fig.text(0.5, 0.005, caption, ha="center", va="bottom", fontsize=6.5, wrap=True)
-        fig.tight_layout(rect=(0, 0.06, 1, 1))
+        _add_caption(fig, caption)
     else:
         fig.tight_layout()
     paths = []
@@ -35,5 +90,9 @@ def save_figure(fig, out_dir, name, caption=None):
         with atomic_path(target) as tmp:
             fig.savefig(tmp, format=ext, dpi=150)
         paths.append(target)
-    plt.close(fig)
+    if KEEP_OPEN is not None:
+        fig.set_label(name)
+        KEEP_OPEN.append(fig)
+    else:
+        plt.close(fig)
     return paths

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..registry import METRICS
-from .figures import new_figure, save_figure
+from .figures import integer_ticks, method_colour, new_figure, save_figure
 
 __all__ = ["mean_curves", "plot_curves"]
 
@@ -32,6 +32,8 @@ def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
                 max_stages=None, hline=None):
     """Learning curves (metric vs number of base models), mean line with a ±1 sd band.
 
+    Each method is drawn in its :func:`~mlkit.report.figures.method_colour`; the y-axis is
+    scaled to the data unless ``ylim`` is given (it is then widened to hold every mean).
     ``hline``: optional (label, value) drawn dashed, e.g. a baseline's Mean-AP.
     """
     curves = mean_curves(records, metric)
@@ -42,14 +44,17 @@ def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
     for method, (x, mean, sd) in curves.items():
         if max_stages:
             x, mean, sd = x[:max_stages], mean[:max_stages], sd[:max_stages]
-        (line,) = ax.plot(x, mean, marker="o", ms=3, label=method)
-        ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.15, lw=0)
+        colour = method_colour(method)
+        ax.plot(x, mean, marker="o", ms=3, color=colour, label=method)
+        ax.fill_between(x, mean - sd, mean + sd, color=colour, alpha=0.15, lw=0)
     if hline is not None:
-        ax.axhline(hline[1], ls="--", color="k", lw=1, label=hline[0])
+        ax.axhline(hline[1], ls="--", color=method_colour(hline[0]), lw=1, label=hline[0])
     ax.set_xlabel("number of base models")
+    integer_ticks(ax.xaxis)
     ax.set_ylabel(label)
     if ylim:
-        ax.set_ylim(*ylim)
+        lo, hi = ax.get_ylim()          # autoscaled to the data: a fixed range never clips
+        ax.set_ylim(min(ylim[0], lo), max(ylim[1], hi))
     if title:
         ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)

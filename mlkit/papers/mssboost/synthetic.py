@@ -105,6 +105,21 @@ def _first(records, method):
                key=lambda r: (r["repeat"], r["fold"]))
 
 
+def _boundary_labels(base_models, feature, gap):
+    """(position, "t1,t2,...") for the stumps on ``feature``: thresholds less than ``gap``
+    apart share one label at their mean position, so the numbers never overlap."""
+    stumps = sorted((b["threshold"], t) for t, b in enumerate(base_models, start=1)
+                    if b["feature"] == feature)
+    groups = []
+    for thr, t in stumps:
+        if groups and thr - groups[-1][-1][0] < gap:
+            groups[-1].append((thr, t))
+        else:
+            groups.append([(thr, t)])
+    return [(float(np.mean([thr for thr, _ in g])), ",".join(str(t) for _, t in sorted(
+        g, key=lambda x: x[1]))) for g in groups]
+
+
 @register_renderer("mssboost/fig3")
 def render_fig3(result, out_dir, spec):
     """Fig. 3: the first 8 MSSBoost models; MSSBoost vs NSBoost regions at T = 8."""
@@ -117,12 +132,14 @@ def render_fig3(result, out_dir, spec):
     ax = axes[0]
     _scatter_labels(ax, train.X, train.Y, data.label_names, size=4)
     for t, b in enumerate(mss["base_models"], start=1):
-        if b["feature"] == 0:
-            ax.axvline(b["threshold"], color="k", lw=1)
-            ax.text(b["threshold"], 2.55, str(t), ha="center", va="bottom", fontsize=7)
-        else:
-            ax.axhline(b["threshold"], color="k", lw=1)
-            ax.text(2.05, b["threshold"], str(t), ha="left", va="center", fontsize=7)
+        (ax.axvline if b["feature"] == 0 else ax.axhline)(b["threshold"], color="k", lw=1)
+    # the order numbers of the boundaries, those closer than a label's size joined ("1,3")
+    for feature, gap in ((0, 0.45), (1, 0.22)):
+        for pos, text in _boundary_labels(mss["base_models"], feature, gap):
+            if feature == 0:
+                ax.text(pos, 2.55, text, ha="center", va="bottom", fontsize=7)
+            else:
+                ax.text(2.05, pos, text, ha="left", va="center", fontsize=7)
     ax.set_title("(a) first 8 base models (MSSBoost)", fontsize=8, pad=14)
     gx, gy = np.meshgrid(np.linspace(-2, 2, 241), np.linspace(-2.5, 2.5, 301))
     grid = np.column_stack([gx.ravel(), gy.ravel()])
@@ -182,7 +199,7 @@ def render_fig4(result, out_dir, spec):
     n_runs = spec.protocol.repeats
     caption = _caption(result, f"Mean over {n_runs} random 75/25 splits; band: ±1 sd.")
     files = plot_curves(records, "hamming_error", out_dir, "fig4", caption=caption,
-                        title=spec.title, ylim=(0, 0.25))
+                        title=spec.title)
     curves = mean_curves(records, "hamming_error")
     ds = spec.datasets[0].display
     rows, figures = [], {}
