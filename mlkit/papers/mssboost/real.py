@@ -18,6 +18,7 @@ from scipy import stats
 from ..._errors import MlkitError
 from ...metrics import mean_confidence_interval
 from ...report import format_mean_ci, new_figure, save_figure, write_table
+from ...report.figures import integer_ticks, method_colour
 from ...report.summaries import mean_curves
 from ...targets import (Rendered, register_renderer, resolve_target, saved_results,
                         target_spec)
@@ -186,27 +187,54 @@ def render_fig5(result, out_dir, spec):
     roles = _roles(result.spec)
     labels = list(result.datasets)
     fig, axes = new_figure(len(labels), width=4.0, height=3.4)
-    figures = {}
+    figures, n_paper = {}, 0
     for ax, label in zip(axes, labels):
         recs = _by(result.records, label)
         curves = mean_curves(recs, "mean_ap")
+        last = 1
         for method in ENSEMBLES:
             if method in curves:
                 x, mean, _ = curves[method]
-                ax.plot(x, mean, label=method, lw=1.3)
+                ax.plot(x, mean, label=method, lw=1.3, color=method_colour(method))
                 figures[f"mean_ap_final.{label}.{method}"] = float(mean[-1])
+                last = max(last, int(x[-1]))
         base = _by(recs, method="Baseline")
         if base:
-            ax.axhline(_mean_metric(base)[0], ls="--", color="k", lw=1, label="Baseline")
+            ax.axhline(_mean_metric(base)[0], ls="--", color=method_colour("Baseline"), lw=1,
+                       label="Baseline")
+        # the paper's final Mean-AP (Table 2, its T) of the collection in the same role,
+        # drawn as a marker at our last T in the method's colour
+        step = 0.035 * max(last - 1, 1)            # side by side: close values stay legible
+        for i, method in enumerate(ENSEMBLES + ("Baseline",)):
+            pv = _paper_map(spec, result.spec, label, method, roles[label])
+            if pv is not None:
+                ax.plot([last + i * step], [pv], ls="none", marker="*", ms=8, mec="k", mew=0.5,
+                        color=method_colour(method),
+                        label="paper, final" if n_paper == 0 else None)
+                n_paper += 1
         ax.set_title(f"{label} ({roles[label]} role)", fontsize=9)
         ax.set_xlabel("number of base models")
+        integer_ticks(ax.xaxis)
         ax.set_ylabel("Mean-AP")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    caption = _caption(result, "Fig. 5: Mean-AP of the first t base models (mean over runs).")
+    caption = _caption(result, "Fig. 5: Mean-AP of the first t base models (mean over runs)"
+                       + ("; stars: the paper's final Mean-AP (Table 2, its 100 models) for the "
+                          "collection in the same role." if n_paper else
+                          "; the paper gives no Mean-AP for these roles."))
     files = save_figure(fig, out_dir, "fig5", caption=caption)
     text = f"{caption}\nFinal Mean-AP: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items())
     return Rendered(text + "\n", figures, files)
+
+
+def _paper_map(spec, run_spec, label, method, role):
+    """The paper's Mean-AP of ``method`` on ``label`` (or its role): the figure's config,
+    else the config of the runs it draws (Table 2), else None."""
+    for source in (spec, run_spec):
+        pv = source.paper_value(label, method, "mean_ap", role=role)
+        if pv is not None and isinstance(pv.value, (int, float)):
+            return float(pv.value)
+    return None
 
 
 # -- fig 6 --------------------------------------------------------------------------------
@@ -234,12 +262,16 @@ def render_fig6(result, out_dir, spec):
     rows, figures = [], {}
     fig, (ax,) = new_figure(width=5.5, height=3.6)
     xs, width = np.arange(len(result.datasets)), 0.25
+    bars = (("Baseline", method_colour("Baseline"), 0.35),
+            ("MSSBoost @100%", method_colour("MSSBoost"), 1.0),
+            ("MSSBoost @90%", method_colour("MSSBoost"), 0.5))
+    drawn, missing = set(), []
     for j, label in enumerate(result.datasets):
         sp = prediction_speedups(result.records, label)
         if not sp:
             continue
-        ax.bar(xs[j] - width, sp[1.0][2], width, color="grey", label="Baseline" if j == 0 else None)
-        for k, (frac, colour) in enumerate(((1.0, "tab:blue"), (0.9, "tab:cyan"))):
+        _bar(ax, xs[j] - width, sp[1.0][2], width, bars[0], drawn)
+        for k, frac in enumerate((1.0, 0.9), start=1):
             t, secs, base_s = sp[frac]
             pv = spec.paper_value(label, "MSSBoost", f"predict_speedup_{int(frac * 100)}",
                                   role=roles[label])
@@ -250,12 +282,17 @@ def render_fig6(result, out_dir, spec):
                          "predict s Baseline": base_s, "predict s MSSBoost": secs,
                          "speedup (paper)": paper,
                          "speedup (ours)": base_s / secs if t else float("nan")})
+            x = xs[j] + (k - 1) * width
             if t:
                 figures[f"models_needed.{label}.{int(frac * 100)}"] = t
-                ax.bar(xs[j] + k * width, secs, width, color=colour,
-                       label=f"MSSBoost @{int(frac * 100)}%" if j == 0 else None)
+                _bar(ax, x, secs, width, bars[k], drawn)
             else:
-                ax.text(xs[j] + k * width, 0, "n/r", ha="center", va="bottom", fontsize=7)
+                missing.append((x, f"n/r\n@{int(frac * 100)}%"))
+    for x, text in missing:                  # inside the axes, above the baseline bars' foot
+        ax.text(x, 0.01, text, ha="center", va="bottom", fontsize=6,
+                transform=ax.get_xaxis_transform())
+    ax.set_xlim(-0.5, len(xs) - 0.5)
+    ax.set_ylim(bottom=0)
     ax.set_xticks(xs, [f"{lab}\n({roles[lab]})" for lab in result.datasets], fontsize=8)
     ax.set_ylabel("prediction time on the test set (s)")
     ax.legend(fontsize=7)
@@ -265,6 +302,14 @@ def render_fig6(result, out_dir, spec):
     files = save_figure(fig, out_dir, "fig6", caption=caption)
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     return Rendered(text, figures, files + [out_dir / "table.md"])
+
+
+def _bar(ax, x, height, width, style, drawn):
+    """One bar of Fig. 6 (name, colour, alpha); each name enters the legend once."""
+    name, colour, alpha = style
+    ax.bar(x, height, width, color=colour, alpha=alpha,
+           label=name if name not in drawn else None)
+    drawn.add(name)
 
 
 # -- fig 7 / fig 8 ----------------------------------------------------------------------
@@ -291,7 +336,8 @@ def render_fig7(result, out_dir, spec):
     order = np.concatenate([left, right])
     fig, (ax,) = new_figure(width=max(6.0, 0.22 * len(order)), height=3.6)
     for m, marker in zip(ap, ("s", "^", "o")):
-        ax.plot(np.arange(len(order)), ap[m][order], marker=marker, ms=4, lw=0.8, label=m)
+        ax.plot(np.arange(len(order)), ap[m][order], marker=marker, ms=4, lw=0.8, label=m,
+                color=method_colour(m))
     ax.axvline(len(left) - 0.5, ls="--", color="k", lw=1)
     ax.set_xticks(np.arange(len(order)), [data.label_names[i] for i in order], rotation=90,
                   fontsize=6)
