@@ -81,6 +81,8 @@ class MIClassifierBase(RecordedModel, ClassifierMixin, BaseEstimator):
 
     #: what a run record keeps: the number of expansion vectors (the papers' #XV)
     _recorded_attributes = ("n_xv_",)
+    #: 2: stable sparse standardisation, MI-SVM's per-bag slack, cycle stops, RS's ridge
+    numerics_revision = 2
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],
