@@ -30,13 +30,11 @@ Usage::
 
 import argparse
 import importlib
-import os
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import GridSearchCV, StratifiedKFold, StratifiedShuffleSplit
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from mlkit.methods.mi import MILES, MISVM, RS, RSVM, MIKernel, miSVM
 
@@ -51,51 +49,30 @@ NO_PEER = {
 
 
 # -- data ------------------------------------------------------------------------------------
-def _split_rows(X, bag_of_row):
-    starts = np.flatnonzero(np.r_[True, bag_of_row[1:] != bag_of_row[:-1]])
-    ends = np.r_[starts[1:], len(bag_of_row)]
-    return [X[a:b] for a, b in zip(starts, ends)], starts
-
-
-def _parse(name, mirror):
-    """The files of shared/data/mi, read as their README describes."""
-    mi = Path(mirror) / "mi"
-    if name == "musk1":     # molecule, conformation, f1..f166, class
-        rows = np.loadtxt(mi / "musk1" / "clean1.data", delimiter=",", dtype=str)
-        bags, starts = _split_rows(rows[:, 2:-1].astype(float), rows[:, 0])
-        return bags, rows[starts, -1].astype(float).astype(int)
-    if name == "musk2":     # label, bag_id, f1..f166
-        rows = np.loadtxt(mi / "musk2" / "musk2.csv", delimiter=",")
-        bags, starts = _split_rows(rows[:, 2:], rows[:, 1])
-        return bags, rows[starts, 0].astype(int)
-    if name == "corel20":   # transposed features; class = (bag_id - 1) // 100
-        X = np.loadtxt(mi / "corel" / "CorelAfrican" / "data.csv", delimiter="\t").T
-        ids = np.loadtxt(mi / "corel" / "CorelAfrican" / "bagids.csv", dtype=int)
-        bags, starts = _split_rows(X, ids)
-        return bags, (ids[starts] - 1) // 100
-    raise ValueError(f"unknown dataset {name!r}; choose from musk1, musk2, corel20")
-
-
 def load(name):
-    """The registered loader when mlkit has one, else the files parsed here."""
-    from mlkit.registry import DATASETS
+    """(bags, y, source) through mlkit's loader of the registered dataset (files from the
+    cache or MLKIT_DATA_MIRROR, checked against their SHA-256 and published counts)."""
+    from mlkit.datasets import load_dataset
 
-    if name in DATASETS:
-        data = DATASETS.get(name)()
-        return data.bags, np.asarray(data.y), "mlkit.datasets"
-    mirror = os.environ.get("MLKIT_DATA_MIRROR")
-    if not mirror:
-        raise SystemExit("set MLKIT_DATA_MIRROR to the shared data folder (e.g. ../shared/data)")
-    return (*_parse(name, mirror), f"parsed from {mirror}/mi")
+    data = load_dataset(name)
+    return data, np.asarray(data.y), data.provenance
 
 
-def splits(name, y, args):
-    if name.startswith("musk"):
-        cv = StratifiedKFold(args.folds, shuffle=True, random_state=args.seed)
-        folds = list(cv.split(y, y))
-        return folds if name == "musk1" else folds[:args.max_folds]
-    cv = StratifiedShuffleSplit(args.corel_splits, test_size=0.5, random_state=args.seed)
-    return list(cv.split(y, y))
+def splits(data, args):
+    """The paper's protocol through the runner's own splitter (mlkit.experiment.make_splits):
+    10-fold CV for MUSK, 50/50 splits for the others; stratified."""
+    from mlkit.config import ProtocolSpec
+    from mlkit.experiment import make_splits
+
+    if data.name.startswith("musk"):
+        protocol = ProtocolSpec(split="cv", n_folds=args.folds, stratify=True, seed=args.seed)
+        folds = make_splits(data, protocol)
+        folds = folds if data.name == "musk1" else folds[:args.max_folds]
+    else:
+        protocol = ProtocolSpec(split="holdout", test_size=0.5, repeats=args.corel_splits,
+                                stratify=True, seed=args.seed)
+        folds = make_splits(data, protocol)
+    return [(s.train, s.test) for s in folds]
 
 
 # -- peers -----------------------------------------------------------------------------------
@@ -195,12 +172,13 @@ def main():
     print(f"{'dataset':9} {'method':9} {'fold':>4} {'ours s':>8} {'ours cpu':>8} {'peer s':>8} "
           f"{'peer cpu':>8} {'ours acc':>8} {'peer acc':>8} {'n_xv':>6}")
     for name in args.datasets.split(","):
-        bags, y, source = load(name)
+        data, y, source = load(name)
+        bags = data.bags
         print(f"# {name}: {len(bags)} bags, {sum(len(b) for b in bags)} instances ({source})")
         per_set = {m: np.zeros(4) for m in methods}
         for m in methods:
             accs = []
-            for k, (tr, te) in enumerate(splits(name, y, args)):
+            for k, (tr, te) in enumerate(splits(data, args)):
                 train, test = [bags[i] for i in tr], [bags[i] for i in te]
                 est = tune(ours(m, args), train, y[tr], args)
                 t, c = time.perf_counter(), time.process_time()

@@ -23,7 +23,6 @@ import tracemalloc
 import warnings
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from mlkit.datasets import load_dataset
 from mlkit.methods.mi import MIKernel, SparseMI
@@ -48,10 +47,18 @@ class Clock:
         self.cpu = time.process_time() - self.cpu
 
 
-def splits(name, y, n, seed):
-    if name.startswith("musk"):
-        return list(StratifiedKFold(10, shuffle=True, random_state=seed).split(y, y))[:n]
-    return list(StratifiedShuffleSplit(n, test_size=0.5, random_state=seed).split(y, y))
+def splits(data, n, seed):
+    """The first ``n`` splits of the paper's protocol through the runner's own splitter:
+    10-fold CV for MUSK, 50/50 splits for the others; stratified."""
+    from mlkit.config import ProtocolSpec
+    from mlkit.experiment import make_splits
+
+    if data.name.startswith("musk"):
+        protocol = ProtocolSpec(split="cv", n_folds=10, stratify=True, seed=seed)
+    else:
+        protocol = ProtocolSpec(split="holdout", test_size=0.5, repeats=n, stratify=True,
+                                seed=seed)
+    return [(s.train, s.test) for s in make_splits(data, protocol)[:n]]
 
 
 def run(name, n_splits, repeats, seed):
@@ -60,7 +67,7 @@ def run(name, n_splits, repeats, seed):
     cfg = SETTINGS[name]
     rows = {m: {"acc": [], "xv": [], "fit": [], "fit_cpu": [], "pred": [], "pred_cpu": []}
             for m in ("sparsemi", "mikernel")}
-    for tr, te in splits(name, y, n_splits, seed):
+    for tr, te in splits(data, n_splits, seed):
         train, test = [bags[i] for i in tr], [bags[i] for i in te]
         models = {"sparsemi": SparseMI(n_xv=cfg["n_xv"], C=cfg["C"], gamma=cfg["gamma"],
                                        random_state=seed),
@@ -100,7 +107,7 @@ def run(name, n_splits, repeats, seed):
 def tst_memory(seed):
     data = load_dataset("tst1")
     bags, y = list(data.bags), np.asarray(data.y)
-    tr = next(iter(StratifiedShuffleSplit(1, test_size=0.5, random_state=seed).split(y, y)))[0]
+    tr = splits(data, 1, seed)[0][0]
     model = SparseMI(n_xv=10, n_basis=100, C=10.0, gamma=1e-2, random_state=seed)
     tracemalloc.start()
     with Clock() as fit:
