@@ -1,42 +1,60 @@
-"""Download and cache data files, verified by their SHA-256.
+"""Download and cache data files, verified by their SHA-256, through pooch.
 
-Modelled on scikit-learn's ``_fetch_remote`` and on pooch: a :class:`RemoteFile` names a
-file by its path inside the data home and its checksum; :func:`fetch` returns the cached
-copy when it is intact, and otherwise tries the mirror (``MLKIT_DATA_MIRROR``) and then the
-file's public URL. Every copy is written to a temporary file beside its destination and only
-moved into place once its checksum matches, so the data home never holds a partial or
-corrupt file written by mlkit.
+One registry, :data:`REGISTRY` (a :class:`pooch.Pooch`), maps every data file mlkit knows
+(its path inside the data home) to its SHA-256 (``REGISTRY.registry``) and to the URL that
+downloads the file itself (``REGISTRY.urls``, for files with a public raw location). Datasets
+fill it with :func:`register` (``register_dataset(..., files=[...])`` does it for them).
+
+:func:`fetch` returns the cached copy in the data home (``MLKIT_DATA``, default the user
+cache, :func:`pooch.os_cache`) when its checksum matches. Otherwise pooch fetches the file
+first from the mirror named by ``MLKIT_DATA_MIRROR`` (a local folder, a ``file://`` URL or
+an http(s) URL base with the layout of the registry, used as pooch's ``base_url``) and then
+from the file's public URL. Pooch streams every copy into a temporary file beside its
+destination and moves it into place only once its hash matches, so the data home never
+holds a partial or corrupt file written by mlkit. Every failure is one
+:class:`~mlkit._errors.DataError` line naming the file, the sources tried and why each
+failed.
 """
 
-import hashlib
-import http.client
 import logging
 import os
+import re
 import shutil
+import tempfile
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-import platformdirs
+import pooch
+import requests
 
 from .. import __version__
 from .._errors import DataError
-from .._io import atomic_path
 
-__all__ = ["RemoteFile", "fetch", "get_data_home", "mirror_location", "sha256sum", "verify"]
+__all__ = ["REGISTRY", "RemoteFile", "fetch", "get_data_home", "mirror_location", "register",
+           "sha256sum", "verify"]
 
 logger = logging.getLogger(__name__)
+# pooch prints every download on stderr at INFO level; mlkit logs its own fetches instead
+pooch.get_logger().setLevel(logging.WARNING)
 
 DATA_ENV = "MLKIT_DATA"
 MIRROR_ENV = "MLKIT_DATA_MIRROR"
 
 _TIMEOUT = 60  # seconds, per HTTP request
-_RETRIES = 2  # extra attempts after a network error
+_RETRIES = 2  # extra attempts after a network error or an HTTP 5xx answer
 _RETRY_DELAY = 1.0  # seconds between attempts
 _CHUNK = 1 << 20  # bytes read at a time when hashing or copying
+
+#: The one registry of data files: ``REGISTRY.registry`` maps a path inside the data home to
+#: ``"sha256:<hex>"`` and ``REGISTRY.urls`` maps it to the URL of the file itself (absent when
+#: only a mirror can provide the file). :func:`fetch` reads it through a :class:`pooch.Pooch`
+#: per source that shares these two dicts; ``REGISTRY.path`` is the default data home (the
+#: ``MLKIT_DATA`` override is resolved at each call by :func:`get_data_home`).
+REGISTRY = pooch.create(path=pooch.os_cache("mlkit"), base_url="", registry={}, urls={},
+                        retry_if_failed=0)
 
 
 def get_data_home(data_home=None):
@@ -46,15 +64,16 @@ def get_data_home(data_home=None):
     ----------
     data_home : str or os.PathLike, optional
         The folder to use. When None, the environment variable ``MLKIT_DATA`` is used,
-        and when that is unset or empty, ``platformdirs.user_cache_dir("mlkit")``.
+        and when that is unset or empty, the user cache ``pooch.os_cache("mlkit")``
+        (``platformdirs.user_cache_dir("mlkit")``).
 
     Returns
     -------
     pathlib.Path
         The data home, which exists on return.
     """
-    if data_home is None:
-        data_home = os.environ.get(DATA_ENV) or platformdirs.user_cache_dir("mlkit")
+    if data_home is None:  # pooch's env override: MLKIT_DATA when set and not empty
+        data_home = pooch.create(path=pooch.os_cache("mlkit"), base_url="", env=DATA_ENV).path
     path = Path(data_home).expanduser()
     if path.exists() and not path.is_dir():
         raise DataError(f"{DATA_ENV}={data_home} names a file, not a folder; set it to a "
@@ -79,7 +98,8 @@ class RemoteFile:
     sha256 : str
         Expected SHA-256 of the file, in hexadecimal.
     url : str or None, default=None
-        The file's public home. None when only a mirror can provide the file.
+        A URL that downloads the file itself (not a landing page); None when only a
+        mirror can provide the file.
     """
 
     path: str
@@ -90,6 +110,30 @@ class RemoteFile:
         parts = PurePosixPath(self.path).parts
         if not parts or parts[0] == "/" or ".." in parts or "\\" in self.path:
             raise ValueError(f"RemoteFile.path must be a relative POSIX path, got {self.path!r}")
+
+
+def register(remote):
+    """Add ``remote`` to :data:`REGISTRY`; registering the same file twice is a no-op.
+
+    Parameters
+    ----------
+    remote : RemoteFile
+
+    Raises
+    ------
+    ValueError
+        When ``remote.path`` is already registered with another SHA-256 or URL.
+    """
+    known = f"sha256:{remote.sha256.lower()}"
+    old_hash = REGISTRY.registry.get(remote.path)
+    old_url = REGISTRY.urls.get(remote.path)
+    if old_hash is not None and (old_hash != known or old_url != remote.url):
+        raise ValueError(f"{remote.path} is registered twice: {old_hash} at {old_url} and "
+                         f"{known} at {remote.url}")
+    REGISTRY.registry[remote.path] = known
+    if remote.url:
+        REGISTRY.urls[remote.path] = remote.url
+    return remote
 
 
 def sha256sum(path):
@@ -105,11 +149,7 @@ def sha256sum(path):
     str
         The hexadecimal digest.
     """
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return pooch.file_hash(str(path), alg="sha256")
 
 
 def _mismatch(expected, actual):
@@ -168,108 +208,156 @@ def _local_path(source):
     return Path(source).expanduser()
 
 
-def _mirror_source(mirror, path):
-    """Where ``path`` lives in ``mirror``: a URL for an http(s) mirror, else a local path."""
-    if _is_http(mirror):
-        return mirror.rstrip("/") + "/" + urllib.parse.quote(path)
-    return str(_local_path(mirror) / path)
-
-
-def _sources(remote):
-    """The places ``remote`` can be copied from, in the order they are tried."""
-    sources = []
-    mirror = mirror_location()
-    if mirror is not None:
-        sources.append(_mirror_source(mirror, remote.path))
-    if remote.url:
-        sources.append(remote.url)
-    return sources
-
-
 def _download(url, target):
-    """Stream ``url`` into ``target``, retrying network errors and HTTP 5xx responses."""
-    request = urllib.request.Request(url, headers={"User-Agent": f"mlkit/{__version__}"})
+    """Stream ``url`` into ``target`` with pooch's HTTP downloader.
+
+    Network errors, truncated transfers and HTTP 5xx answers are retried ``_RETRIES``
+    times; other HTTP errors (404, 403, ...) are raised at once.
+    """
+    download = pooch.HTTPDownloader(timeout=_TIMEOUT, progressbar=False,
+                                    headers={"User-Agent": f"mlkit/{__version__}"})
     for attempt in range(_RETRIES + 1):
         try:
-            with urllib.request.urlopen(request, timeout=_TIMEOUT) as response:
-                with open(target, "wb") as out:
-                    shutil.copyfileobj(response, out, _CHUNK)
+            download(url, str(target), None)
             return
-        except urllib.error.HTTPError as exc:
-            if exc.code < 500 or attempt == _RETRIES:
+        except requests.HTTPError as exc:
+            status = exc.response.status_code if exc.response is not None else 0
+            if status < 500 or attempt == _RETRIES:
                 raise
-            exc.close()
             error = exc
-        except (OSError, http.client.HTTPException) as exc:
+        except requests.RequestException as exc:
             if attempt == _RETRIES:
                 raise
             error = exc
-        logger.info(
-            "downloading %s failed (%s), retrying in %g s", url, _reason(error), _RETRY_DELAY
-        )
+        logger.info("downloading %s failed (%s), retrying in %g s", url, _reason(error),
+                    _RETRY_DELAY)
         time.sleep(_RETRY_DELAY)
 
 
-def _copy(source, target):
-    """Copy ``source`` (an http(s) URL, a ``file://`` URL or a local path) into ``target``."""
-    if _is_http(source):
-        logger.info("downloading %s", source)
-        _download(source, target)
-    else:
-        logger.info("copying %s", source)
-        shutil.copyfile(_local_path(source), target)
+class _Downloader:
+    """A pooch downloader for http(s) URLs, ``file://`` URLs and local paths.
+
+    It records the SHA-256 of what it wrote, so that a hash mismatch found by pooch can be
+    reported with both hashes.
+    """
+
+    def __init__(self):
+        self.sha256 = None
+
+    def __call__(self, url, output_file, pup, check_only=False):
+        if check_only:
+            return _is_http(url) or _local_path(url).is_file()
+        if _is_http(url):
+            logger.info("downloading %s", url)
+            _download(url, output_file)
+        else:
+            logger.info("copying %s", url)
+            shutil.copyfile(_local_path(url), output_file)
+        self.sha256 = sha256sum(output_file)
+        return None
 
 
-def _fetch_from(source, remote, dest):
-    """Copy ``remote`` from ``source`` onto ``dest``, moving it into place only if verified."""
-    with atomic_path(dest) as tmp:
-        _copy(source, tmp)
-        actual = sha256sum(tmp)
-        if actual != remote.sha256.lower():
-            raise DataError(_mismatch(remote.sha256, actual))
+def _mirror_base(mirror):
+    """The mirror as a pooch ``base_url``: an URL base, or a folder path ending in '/'."""
+    if _is_http(mirror) or mirror.lower().startswith("file://"):
+        return mirror
+    return _local_path(mirror).as_posix()
+
+
+def _sources(remote, home):
+    """(where, pooch) pairs that can provide ``remote``, in the order they are tried.
+
+    Each pooch shares :data:`REGISTRY`'s registry: the mirror's has the mirror as
+    ``base_url`` and no per-file URLs, the public one resolves the file by ``REGISTRY.urls``.
+    """
+    sources = []
+    mirror = mirror_location()
+    if mirror is not None:
+        pup = pooch.create(path=home, base_url=_mirror_base(mirror),
+                           registry=REGISTRY.registry, urls={}, retry_if_failed=0)
+        sources.append((pup.get_url(remote.path), pup))
+    if remote.url:
+        pup = pooch.create(path=home, base_url="", registry=REGISTRY.registry,
+                           urls=REGISTRY.urls, retry_if_failed=0)
+        sources.append((pup.get_url(remote.path), pup))
+    return sources
+
+
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\")\]]+)")
 
 
 def _reason(exc):
     """A short, one-line account of why a source failed."""
     if isinstance(exc, DataError):
         return str(exc)
-    if isinstance(exc, urllib.error.HTTPError):
-        return f"HTTP {exc.code} {exc.reason}"
+    if isinstance(exc, requests.HTTPError) and exc.response is not None:
+        return f"HTTP {exc.response.status_code} {exc.response.reason}"
     if isinstance(exc, FileNotFoundError):
         return "file not found"
-    if isinstance(exc, urllib.error.URLError):
-        return f"network error ({exc.reason})"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, requests.exceptions.ChunkedEncodingError):
+        return "truncated download (the connection closed before the whole file arrived)"
+    if isinstance(exc, requests.Timeout):
+        return "network error (timed out)"
+    if isinstance(exc, requests.ConnectionError):
+        found = _ERRNO.search(str(exc))
+        return f"network error ({found.group(1).strip() if found else 'connection failed'})"
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _failure(remote, dest, failures):
-    """The error raised when no source could provide ``remote``."""
+    """The one-line error raised when no source could provide ``remote``."""
+    parts = []
     if failures:
-        tried = "; ".join(f"{source}: {reason}" for source, reason in failures)
-        what = f"tried {tried}"
-    else:
-        what = f"no source is known ({MIRROR_ENV} is not set and the file has no public URL)"
+        parts.append("tried " + "; ".join(f"{where}: {why}" for where, why in failures))
+    elif mirror_location() is None and not remote.url:
+        parts.append(f"no source is known ({MIRROR_ENV} is not set and the file has no "
+                     "public URL)")
+    if not remote.url:
+        parts.append("the file has no public download URL, only a mirror can provide it")
     return DataError(
-        f"cannot fetch {remote.path}: {what}. To fix it, set {MIRROR_ENV} to a folder or "
-        f"URL that holds {remote.path}, or place the file at {dest}."
+        f"cannot fetch {remote.path}: {'; '.join(parts)}. To fix it, set {MIRROR_ENV} to a "
+        f"folder or URL that holds {remote.path}, or place the file at {dest}."
     )
+
+
+def _fetch_into(remote, home):
+    """Fetch ``remote`` into ``home`` from the first source that provides it intact.
+
+    Returns whether it was fetched and the failures ``[(where, why), ...]``.
+    """
+    failures = []
+    for where, pup in _sources(remote, home):
+        downloader = _Downloader()
+        try:
+            pup.fetch(remote.path, downloader=downloader, progressbar=False)
+        except (ValueError, OSError, requests.RequestException) as exc:
+            if isinstance(exc, ValueError) and not isinstance(exc, DataError) and (
+                    downloader.sha256 is not None):
+                exc = DataError(_mismatch(remote.sha256, downloader.sha256))
+            logger.info("could not fetch %s from %s: %s", remote.path, where, _reason(exc))
+            failures.append((where, _reason(exc)))
+        else:
+            return True, failures
+    return False, failures
 
 
 def fetch(remote, data_home=None, *, force=False):
     """Return the verified local copy of a remote file, fetching it when needed.
 
     The cached copy ``get_data_home(data_home) / remote.path`` is returned when its checksum
-    matches. Otherwise the file is copied from the mirror (``MLKIT_DATA_MIRROR``), then from
-    ``remote.url``; the first source whose copy has the expected checksum wins.
+    matches. Otherwise pooch fetches the file from the mirror (``MLKIT_DATA_MIRROR``), then
+    from ``remote.url``; the first source whose copy has the expected checksum wins.
 
     Parameters
     ----------
     remote : RemoteFile
-        The file to fetch.
+        The file to fetch; it is added to :data:`REGISTRY` if it is not there yet.
     data_home : str or os.PathLike, optional
         The cache folder; see :func:`get_data_home`.
     force : bool, default=False
-        Fetch the file again even when the cached copy is intact.
+        Fetch the file again even when the cached copy is intact (which is kept if the
+        new fetch fails).
 
     Returns
     -------
@@ -279,21 +367,25 @@ def fetch(remote, data_home=None, *, force=False):
     Raises
     ------
     DataError
-        When no source provides the file with the expected checksum. The message lists
-        every source tried and why it failed, and how to provide the file.
+        When no source provides the file with the expected checksum. The one-line message
+        lists every source tried and why it failed, and how to provide the file.
     """
-    dest = get_data_home(data_home) / remote.path
+    register(remote)
+    home = get_data_home(data_home)
+    dest = home / remote.path
     if dest.is_file() and not force:
         if sha256sum(dest) == remote.sha256.lower():
             return dest
         logger.warning("cached copy of %s is corrupt, fetching it again", dest)
-    failures = []
-    for source in _sources(remote):
-        try:
-            _fetch_from(source, remote, dest)
-        except (DataError, OSError, http.client.HTTPException) as exc:
-            logger.info("could not fetch %s from %s: %s", remote.path, source, _reason(exc))
-            failures.append((source, _reason(exc)))
-        else:
-            return dest
-    raise _failure(remote, dest, failures)
+    if force and dest.is_file():
+        # pooch keeps an intact cached file: fetch into a scratch home, then swap it in
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".fetch-", dir=home) as scratch:
+            done, failures = _fetch_into(remote, Path(scratch))
+            if done:
+                os.replace(Path(scratch) / remote.path, dest)
+    else:
+        done, failures = _fetch_into(remote, home)
+    if not done:
+        raise _failure(remote, dest, failures)
+    return dest

@@ -1,21 +1,27 @@
-"""Dataset records: a name, its loader, its files (path + SHA-256 + public URL), its kind.
+"""Dataset records: a name, its loader, its files (path + SHA-256 + download URL), its kind.
 
 A real dataset is registered with :func:`register_dataset` and the :class:`RemoteFile` list
-of its files; its loader calls :func:`fetch` (cache -> ``MLKIT_DATA_MIRROR`` -> public URL,
-verified by SHA-256) and parses the files with a format reader.
+of its files, which also enter the one pooch registry of data files
+(:data:`mlkit.datasets._fetch.REGISTRY`); its loader calls :func:`fetch` (cache ->
+``MLKIT_DATA_MIRROR`` -> public URL, through pooch, verified by SHA-256) and parses the
+files with a format reader.
 """
 
 from .._errors import DataError
 from ..registry import DATASETS, FORMATS
-from ._fetch import RemoteFile, fetch, get_data_home, verify
+from ._fetch import RemoteFile, fetch, get_data_home, register, verify
 
 __all__ = ["register_dataset", "fetch_dataset", "verify_dataset", "describe", "RemoteFile"]
 
 
 def register_dataset(name, loader, *, kind, synthetic, summary="", files=(), **meta):
-    """Register ``loader`` under ``name`` with its files and metadata."""
+    """Register ``loader`` under ``name`` with its files (added to the pooch registry of
+    :mod:`mlkit.datasets._fetch`) and metadata."""
+    files = tuple(files)
+    for remote in files:
+        register(remote)
     return DATASETS.register(name, loader, summary=summary, kind=kind, synthetic=synthetic,
-                             files=tuple(files), **meta)
+                             files=files, **meta)
 
 
 def fetch_dataset(name, *, force=False, data_home=None):
