@@ -307,12 +307,10 @@ def _reason(exc):
 
 def _failure(remote, dest, failures):
     """The one-line error raised when no source could provide ``remote``."""
-    parts = []
     if failures:
-        parts.append("tried " + "; ".join(f"{where}: {why}" for where, why in failures))
-    elif mirror_location() is None and not remote.url:
-        parts.append(f"no source is known ({MIRROR_ENV} is not set and the file has no "
-                     "public URL)")
+        parts = ["tried " + "; ".join(f"{where}: {why}" for where, why in failures)]
+    else:
+        parts = [f"no source is known ({MIRROR_ENV} is not set)"]
     if not remote.url:
         parts.append("the file has no public download URL, only a mirror can provide it")
     return DataError(
