@@ -65,7 +65,7 @@ def get_data_home(data_home=None):
     data_home : str or os.PathLike, optional
         The folder to use. When None, the environment variable ``MLKIT_DATA`` is used,
         and when that is unset or empty, the user cache ``pooch.os_cache("mlkit")``
-        (``platformdirs.user_cache_dir("mlkit")``).
+        (``pooch.os_cache("mlkit")``, the per-user cache folder).
 
     Returns
     -------
