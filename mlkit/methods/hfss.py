@@ -465,7 +465,7 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
     ([0], (80,))
     """
 
-    numerics_revision = 1
+    numerics_revision = 2
 
     _parameter_constraints = {
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
@@ -624,14 +624,22 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
 
     def run_record_extras(self):
         """Per problem: classes, OOB accuracy (chosen / full ensemble), goodness, bestK, the
-        chosen subspaces and the subspace dimensions before/after PCA."""
+        chosen subspaces, the goodness order and forward-selection curve (Alg. 2, Fig. 5) and
+        the subspace dimensions before/after PCA; ``oob_curve`` (``oob_curve_``) and, for
+        binary data, ``oob_curve_all`` (the full ensemble's, Fig. 3): what the figures draw
+        beside the runner's test curves."""
         check_is_fitted(self)
         names = [str(c) for c in self.classes_]
+        extra = {}
+        if len(self.problems_) == 1:
+            extra["oob_curve_all"] = [float(v) for v in self.problems_[0].oob_curve_all]
         return {
             "subspaces": [self.view_names_[j] for j in self.subspaces_],
             "dims_before_pca": [self.view_dims_[j] for j in self.subspaces_],
             "oob_score": self.oob_score_,
             "oob_score_all": self.oob_score_all_,
+            "oob_curve": [float(v) for v in self.oob_curve_],
+            **extra,
             "problems": [{
                 "classes": [names[a], names[b]],
                 "oob_accuracy": float(p.oob_score),
@@ -639,6 +647,8 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
                 "goodness": [float(g) for g in p.goodness],
                 "bestk": int(p.bestk),
                 "selected": [self.view_names_[j] for j in p.selected],
+                "order": [self.view_names_[j] for j in p.order],
+                "forward_curve": [float(v) for v in p.forward_curve],
                 "dims_after_pca": [int(d) for d in p.dims_out],
                 "no_oob_samples": p.n_no_oob,
             } for (a, b), p in zip(self.pairs_, self.problems_)],

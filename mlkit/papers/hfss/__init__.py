@@ -1,0 +1,11 @@
+"""HFSS (Gao & Fan, ACM MIR 2005): hierarchical feature subset selection on grouped features.
+
+The paper's image-blob data are private: every target runs on the real grouped-feature
+datasets (mfeat, msrc-v1, scene15, leaves100 with 19 classes) and on ``hfss-synthetic`` (the
+paper's 83-D / 9-subspace layout, synthetic), each caption saying which. ``data`` registers
+the one-problem / small-sample views of a dataset (``hfss-subset``) and the score-type
+accuracy the runner's test curves need; ``renderers`` the figures and special tables;
+``claims`` the paper's claims 1-4 (``mlkit verify hfss``).
+"""
+
+from . import claims, data, renderers  # noqa: F401  (importing registers them)

@@ -1,0 +1,163 @@
+"""The claims of Gao & Fan (MIR 2005) checked on saved runs (``mlkit verify hfss``), on the
+real grouped-feature datasets only (hfss-synthetic is reported, never judged). Thresholds are
+the ``thresholds:`` of the configs named in each claim."""
+
+import functools
+
+import numpy as np
+
+from ..._io import read_json
+from ...config import DatasetSpec
+from ...registry import DATASETS
+from ...targets import resolve_target, saved_results, target_spec
+from ...verify import ClaimResult, register_claim
+from .renderers import BESTK, FULL, PCA, _by, curves_of, ensemble_summary, roughness
+
+PAPER = "hfss"
+
+
+def real_datasets(out_dir):
+    """Labels of the real (not synthetic) datasets of a saved run, from its manifest."""
+    out = []
+    for raw in read_json(out_dir / "manifest.json")["config"]["datasets"]:
+        d = DatasetSpec.model_validate(raw)
+        name = (d.params or {}).get("source", d.name) if d.name == "hfss-subset" else d.name
+        if not DATASETS.entry(name).meta.get("synthetic", False):
+            out.append(d.display)
+    return out
+
+
+def _runs(artifact):
+    records, out_dir, quick = saved_results(resolve_target(f"{PAPER}/{artifact}"))
+    return records, out_dir, quick
+
+
+def _claim(*artifacts, thresholds_of):
+    """Decorate ``fn(runs: {artifact: (records, out_dir)}, thresholds) -> (ok, parts)``."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def claim():
+            runs, where = {}, []
+            for art in artifacts:
+                records, out_dir, quick = _runs(art)
+                if records is None:
+                    return ClaimResult(None, f"no saved results: run `mlkit reproduce "
+                                             f"hfss/{art}` (or with --quick) first")
+                runs[art] = (records, out_dir)
+                where.append(f"{art}: {'quick' if quick else 'full'} results in {out_dir}")
+            th = target_spec(resolve_target(f"{PAPER}/{thresholds_of}"))[0].thresholds
+            ok, parts = fn(runs, th)
+            return ClaimResult(bool(ok), " | ".join(parts) + f" [{'; '.join(where)}]")
+        return claim
+    return decorate
+
+
+@register_claim(PAPER, 1, "bestK (inter-subspace) selection raises accuracy over the full "
+                "ensemble while cutting dimensionality a lot, and makes the bagging curve "
+                "smoother")
+@_claim("baseline", "fig3", thresholds_of="bestk")
+def claim_1(runs, th):
+    records, out_dir = runs["baseline"]
+    curves, _ = runs["fig3"]
+    ok, parts = True, []
+    for ds in real_datasets(out_dir):
+        full, best = _by(records, ds, FULL), _by(records, ds, BESTK)
+        if not full or not best:
+            continue
+        f, b = ensemble_summary(full), ensemble_summary(best)
+        gain = b["oob"][0] - f["oob_all"][0]
+        cut = 100 * (1 - b["dims"] / b["total"])
+        rough = {m: roughness(curves_of(_by(curves, ds, m)[0])[0],
+                              len(curves_of(_by(curves, ds, m)[0])[0]) // 3)
+                 for m in (FULL, BESTK) if _by(curves, ds, m)}
+        ratio = rough[BESTK] / rough[FULL] if len(rough) == 2 and rough[FULL] > 0 else np.nan
+        this = (gain >= th["min_gain"] and cut >= th["min_dim_reduction"]
+                and (np.isnan(ratio) or ratio <= th["max_roughness_ratio"]))
+        ok &= this
+        parts.append(f"{ds}: OOB {f['oob_all'][0]:.2f} -> {b['oob'][0]:.2f} ({gain:+.2f} pts, "
+                     f">= {th['min_gain']:g}); dims {b['total']:.0f} -> {b['dims']:.1f} "
+                     f"(-{cut:.1f}%, >= {th['min_dim_reduction']:g}%); curve roughness "
+                     f"bestK/all {ratio:.2f} (<= {th['max_roughness_ratio']:g}) "
+                     f"{'PASS' if this else 'FAIL'}")
+    return ok, parts
+
+
+@register_claim(PAPER, 2, "Adding PCA inside subspaces cuts dimensionality further at about the "
+                "same accuracy")
+@_claim("baseline", thresholds_of="table2")
+def claim_2(runs, th):
+    records, out_dir = runs["baseline"]
+    ok, parts = True, []
+    for ds in real_datasets(out_dir):
+        best, pca = _by(records, ds, BESTK), _by(records, ds, PCA)
+        if not best or not pca:
+            continue
+        b, p = ensemble_summary(best), ensemble_summary(pca)
+        cut = 100 * (1 - p["dims"] / b["dims"])
+        drop = b["oob"][0] - p["oob"][0]
+        this = cut >= th["min_dim_cut"] and drop <= th["max_accuracy_drop"]
+        ok &= this
+        parts.append(f"{ds}: dims {b['dims']:.1f} -> {p['dims']:.1f} (-{cut:.1f}%, >= "
+                     f"{th['min_dim_cut']:g}%); OOB {b['oob'][0]:.2f} -> {p['oob'][0]:.2f} "
+                     f"(drop {drop:.2f} <= {th['max_accuracy_drop']:g}) "
+                     f"{'PASS' if this else 'FAIL'}")
+    return ok, parts
+
+
+@register_claim(PAPER, 3, "OOB accuracy tracks test accuracy closely (its maximum picks the best "
+                "test subset in Fig. 5)")
+@_claim("fig3", thresholds_of="fig3")
+def claim_3(runs, th):
+    records, out_dir = runs["fig3"]
+    oob, test, parts = [], [], []
+    for ds in real_datasets(out_dir):
+        for m in (FULL, BESTK, PCA):
+            for rec in _by(records, ds, m):
+                o, t = curves_of(rec)
+                if t.size:
+                    oob.append(100 * o[-1])
+                    test.append(100 * t[-1])
+    if len(oob) < 3:
+        return False, [f"only {len(oob)} problems with test curves"]
+    oob, test = np.array(oob), np.array(test)
+    r = float(np.corrcoef(oob, test)[0, 1]) if oob.std() > 0 and test.std() > 0 else float("nan")
+    gap = float(np.mean(np.abs(oob - test)))
+    ok = (not np.isnan(r) and r >= th["min_correlation"]) and gap <= th["max_gap"]
+    parts.append(f"{len(oob)} problems (one per real dataset x ensemble): Pearson r(OOB, test) "
+                 f"= {r:.3f} (>= {th['min_correlation']:g}), mean |OOB - test| = {gap:.2f} "
+                 f"points (<= {th['max_gap']:g})")
+    return ok, parts
+
+
+@register_claim(PAPER, 4, "With few training samples the bestK ensemble is best at every size; "
+                "accuracy falls as the sample shrinks, the one-shot SVM fastest")
+@_claim("table3", thresholds_of="table3")
+def claim_4(runs, th):
+    records, out_dir = runs["table3"]
+    cfg = read_json(out_dir / "manifest.json")["config"]
+    ok, parts = True, []
+    by_source = {}
+    for raw in cfg["datasets"]:
+        d = DatasetSpec.model_validate(raw)
+        src = d.params.get("source")
+        if d.display in real_datasets(out_dir):
+            by_source.setdefault(src, []).append((int(d.params["per_class"]), d.display))
+    for src, sizes in sorted(by_source.items()):
+        sizes.sort(reverse=True)
+        acc = {}
+        for n, label in sizes:
+            for m in {r["method"] for r in _by(records, label)}:
+                acc.setdefault(m, []).append(100 * np.mean(
+                    [r["metrics"]["accuracy"] for r in _by(records, label, m)]))
+        best = [max(acc, key=lambda m: acc[m][i]) for i in range(len(sizes))]
+        margin = min(acc["bestK"][i] - max(acc[m][i] for m in acc if m != "bestK")
+                     for i in range(len(sizes)))
+        falls = {m: v[0] - v[-1] for m, v in acc.items()}
+        mono = all(np.all(np.diff(v) <= th["fall_tolerance"]) for v in acc.values())
+        this = margin >= th["min_margin"] and mono
+        ok &= this
+        parts.append(f"{src} sizes {[n for n, _ in sizes]}: best {best}, bestK margin "
+                     f"{margin:+.2f} (>= {th['min_margin']:g}); falls " + ", ".join(
+                         f"{m} {v:.2f}" for m, v in falls.items())
+                     + f"; monotone {mono} {'PASS' if this else 'FAIL'}")
+    return ok, parts
