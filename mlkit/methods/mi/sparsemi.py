@@ -149,7 +149,8 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     gamma : float or "scale", default="scale"
         Gaussian kernel width; "scale" is 1 / (sum of the feature variances of the
         standardised training instances).
-    init : {"random", "kmeans", "svm"}, default="random"
+    init : {"random", "kmeans", "svm"} or array-like of shape (n_xv, n_features), \
+            default="random"
         Initial XVs (Fig. 3 of [1]_): random training instances (drawn exactly as
         :class:`RSVM` draws them, so ``t_max=0`` is RSVM); k-means centroids of the training
         instances; or "svm": a linear SVM (cost C) on the label-mean bag features of Eq. (8)
@@ -157,6 +158,9 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         (largest over the one-vs-rest problems). With ``n_basis`` set, "random" draws random
         coefficients (see ``basis_coef_init``); the other two project their points onto the
         basis (least squares; the "svm" instances are put into the basis, so exactly).
+        An array gives the initial XVs explicitly, in the units of the input features (they
+        are standardised like the instances), e.g. the deliberately poor starting points of
+        Fig. 2 of [1]_; its number of rows must equal ``n_xv`` (dense form only).
     n_basis : int or None, default=None
         Q. None: the XVs are free points of input space (Eq. (18)). An int: ``z_j = B v_j``
         with Q random training instances as basis vectors (Eq. (22)-(24); the paper uses
@@ -185,6 +189,12 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         Drives the initial XVs, the basis and the jitter.
     standardize : bool, default=True
         Standardise instance features (sparse inputs are only scaled).
+    record_path : bool, default=False
+        Keep the XVs (input units) after every accepted outer iteration in ``xv_path_`` and
+        put them, the final XVs, beta, rho, gamma and the standardiser in the run record
+        (:meth:`run_record_extras`), so a figure can draw the trajectories and evaluate the
+        recorded model (Fig. 2 of [1]_). Meant for low-dimensional data; it never changes
+        the fit.
 
     Attributes
     ----------
@@ -207,6 +217,9 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         Accepted outer iterations.
     stop_reason_ : str
         "t_max", "tol", "line_search" (all s_max tries failed) or "last_try".
+    xv_path_ : list of ndarray of shape (n_xv, n_features)
+        The XVs in input units at the start and after every accepted outer iteration (only
+        with ``record_path=True``).
     n_xv_ : int
     mean_, scale_ : ndarray of shape (n_features,)
     gamma_ : float
@@ -228,7 +241,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     _parameter_constraints = {
         **MIClassifierBase._parameter_constraints,
         "n_xv": [Interval(Integral, 1, None, closed="left")],
-        "init": [StrOptions({"random", "kmeans", "svm"})],
+        "init": [StrOptions({"random", "kmeans", "svm"}), "array-like"],
         "n_basis": [Interval(Integral, 1, None, closed="left"), None],
         "basis_coef_init": [StrOptions({"simplex", "normal"})],
         "s_max": [Interval(Integral, 1, None, closed="left")],
@@ -237,11 +250,12 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         "last_try": [StrOptions({"stop", "continue"})],
         "jitter": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
+        "record_path": ["boolean"],
     }
 
     def __init__(self, n_xv=10, *, C=1.0, gamma="scale", init="random", n_basis=None,
                  basis_coef_init="simplex", s_max=10, t_max=50, tol=1e-6, last_try="stop",
-                 jitter=1e-3, random_state=None, standardize=True):
+                 jitter=1e-3, random_state=None, standardize=True, record_path=False):
         self.n_xv = n_xv
         self.C = C
         self.gamma = gamma
@@ -255,6 +269,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         self.jitter = jitter
         self.random_state = random_state
         self.standardize = standardize
+        self.record_path = record_path
 
     def fit(self, bags, y, eval_set=None):
         """Learn the XVs and weights from labelled bags.
@@ -301,6 +316,14 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     def _initial_points(self, X, offsets, Y, rng):
         """Initial XVs in input space (dense, (m, d)) and, for "random"/"svm", their rows."""
         N = X.shape[0]
+        if not isinstance(self.init, str):
+            Z = np.asarray(self.init, dtype=float)
+            if Z.ndim != 2 or Z.shape != (self.n_xv, X.shape[1]):
+                raise ValueError(f"SparseMI: init has shape {Z.shape}; explicit initial XVs "
+                                 f"need shape (n_xv, n_features) = ({self.n_xv}, {X.shape[1]})")
+            if not np.all(np.isfinite(Z)):
+                raise ValueError("SparseMI: init contains NaN or infinite values")
+            return (Z - self.mean_) / self.scale_, None
         if self.init == "random":
             rows = np.sort(rng.choice(N, size=min(self.n_xv, N), replace=False))
             return self._pad(_rows_dense(X, rows), self.n_xv - N, rng), rows
@@ -316,6 +339,9 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         if self.n_basis is None:
             Z, _ = self._initial_points(X, offsets, Y, rng)
             return _DenseGeometry(X, self.gamma_), Z
+        if not isinstance(self.init, str):
+            raise ValueError("SparseMI: explicit initial XVs (an array init) need the dense "
+                             "form (n_basis=None)")
         N, Q = X.shape[0], min(self.n_basis, X.shape[0])
         if Q < self.n_basis:
             warnings.warn(f"SparseMI: n_basis={self.n_basis} exceeds the {N} training "
@@ -387,6 +413,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                 raise ValueError("SparseMI: the initial expansion vectors are numerically "
                                  "coincident (K_Z is singular); increase jitter or lower n_xv")
             self.objective_ = [g]
+            path = [geometry.points(params)] if self.record_path else None
             accuracies = [self._eval_accuracy(geometry, params, beta, rho, evaluation)]
             Z0 = geometry.points(params)
             step = float(np.mean(np.sqrt(squared_distances(Z0)[np.triu_indices(len(Z0), 1)])))\
@@ -413,6 +440,8 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                 g_old = g
                 params, (g, beta, rho, K_xz, K_z) = accepted
                 self.objective_.append(g)
+                if path is not None:
+                    path.append(geometry.points(params))
                 accuracies.append(self._eval_accuracy(geometry, params, beta, rho, evaluation))
                 if g_old - g < self.tol * abs(g_old):
                     self.stop_reason_ = "tol"
@@ -421,6 +450,8 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                     self.stop_reason_ = "last_try"
                     break
         self.n_iter_ = t
+        if path is not None:
+            self.xv_path_ = [P * self.scale_ + self.mean_ for P in path]
         if evaluation is not None:
             self.eval_accuracy_ = accuracies
         if self.n_basis is not None:
@@ -447,6 +478,16 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                   "n_iter": int(self.n_iter_), "stop_reason": self.stop_reason_}
         if hasattr(self, "eval_accuracy_"):
             extras["eval_accuracy"] = [float(v) for v in self.eval_accuracy_]
+        if self.record_path:
+            # the recorded model in input units: f(x) = sum_j beta_j exp(-gamma ||(x - mean) /
+            # scale - (z_j - mean) / scale||^2) + rho, z_j the XVs below
+            extras.update(
+                xv_path=[P.tolist() for P in self.xv_path_],
+                expansion_vectors=self.xv_path_[-1].tolist(),
+                dual_coef=self.dual_coef_.tolist(), intercept=self.intercept_.tolist(),
+                gamma=float(self.gamma_), mean=np.asarray(self.mean_).tolist(),
+                scale=np.asarray(self.scale_).tolist(),
+                classes=self.classes_.tolist())
         return extras
 
 

@@ -1,0 +1,332 @@
+"""SparseMI figures: Fig. 1 (label-mean bag features of a toy problem), Fig. 2 (XVs moving
+from poor starting points on the two synthetic problems) and Fig. 3 (initialisation schemes
+with and without optimisation, bars).
+
+Renderers never train. Fig. 1 is a pure data/feature illustration: its only computation
+beyond the bag features of Eq. (8) is a Fisher LDA direction used to *project* the features
+to 2-D for display (as the paper does), which is not a classifier of the figure. Fig. 2
+evaluates the models recorded in the runs (``record_path=True``: XVs, beta, rho) on a grid.
+"""
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...datasets._containers import MultiInstanceDataset
+from ...datasets.catalog import register_dataset
+from ...kernels import rbf_kernel
+from ...report import new_figure, save_figure, write_table
+from ...report.figures import method_colour
+from ...report.generic import MetricTableOptions, metric_rows
+from ...targets import Rendered, register_renderer
+
+PAPER = "sparsemi"
+
+
+# -- the Fig. 1 toy data ------------------------------------------------------------------
+def make_sparsemi_toy(n_bags_per_class=10, *, bag_size=3, random_state=0):
+    """The toy MI problem of SparseMI's Fig. 1 (Fu et al. 2013, Sec. III) [1]_.
+
+    The paper: 10 positive and 10 negative bags of 3 instances in 2-D, each positive bag
+    with 1 positive and 2 negative instances, the instances linearly separable; it gives no
+    coordinates, so they are generated here (our choice, seeded): positive instances from
+    N((1.5, 1.5), 0.35^2 I), negative instances from N((-1, -1), 0.7^2 I) rejected unless
+    x_1 + x_2 < 0.5 (the positives are redrawn until x_1 + x_2 > 1.5), so the line
+    x_1 + x_2 = 1 separates the instances.
+
+    Returns
+    -------
+    MultiInstanceDataset
+        ``y`` 1 for positive bags; ``instance_labels`` 1 for the positive instances.
+    """
+    rng = np.random.default_rng(random_state)
+
+    def draw(n, mean, sd, keep):
+        out = np.empty((0, 2))
+        while len(out) < n:
+            x = rng.normal(mean, sd, size=(2 * n, 2))
+            out = np.vstack([out, x[keep(x)]])
+        return out[:n]
+
+    n_bags = 2 * n_bags_per_class
+    n_pos = n_bags_per_class
+    pos = draw(n_pos, 1.5, 0.35, lambda x: x.sum(axis=1) > 1.5)
+    neg = draw(n_bags * bag_size - n_pos, -1.0, 0.7, lambda x: x.sum(axis=1) < 0.5)
+    X = np.empty((n_bags * bag_size, 2))
+    labels = np.zeros(n_bags * bag_size, dtype=np.int64)
+    first = np.arange(n_pos) * bag_size                   # instance 0 of each positive bag
+    X[first], labels[first] = pos, 1
+    rest = np.setdiff1d(np.arange(len(X)), first)
+    X[rest] = neg
+    y = np.repeat([1, 0], n_bags_per_class)
+    return MultiInstanceDataset(
+        name="sparsemi-toy", instances=X, offsets=np.arange(n_bags + 1) * bag_size, y=y,
+        instance_labels=labels, class_names=["negative", "positive"], synthetic=True,
+        source="SparseMI Fig. 1-style toy generator (Fu et al. 2013, Sec. III), reconstructed",
+        descr=make_sparsemi_toy.__doc__)
+
+
+register_dataset("sparsemi-toy", make_sparsemi_toy, kind="multi-instance", synthetic=True,
+                 paper=PAPER, summary="SparseMI Fig. 1 toy: 10+10 bags of 3 2-D instances "
+                                      "(Fu et al. 2013)")
+
+
+# -- Fig. 1 -------------------------------------------------------------------------------
+class Fig1Options(BaseModel):
+    """``report:`` of fig1: the kernels of the bag features."""
+
+    model_config = ConfigDict(extra="forbid")
+    gamma: float = Field(1.0, gt=0)           # Gaussian kernel exp(-gamma ||x - x'||^2)
+    degree: int = Field(3, ge=1)              # polynomial kernel (x.x' + 1)^degree (r = 3)
+
+
+def bag_features(X, offsets, Z, kernel):
+    """Eq. (8): s(X_i) = 1/n_i sum_p [k(x_ip, z_1) .. k(x_ip, z_m)], shape (n_bags, m)."""
+    K = kernel(X, Z)
+    return np.add.reduceat(K, offsets[:-1], axis=0) / np.diff(offsets)[:, None]
+
+
+def lda_projection(S, y):
+    """A 2-D display of the features S: the Fisher LDA direction (ridge-regularised within
+    scatter; with two classes LDA has one direction) and the first principal direction of
+    what is orthogonal to it. A projection for drawing, not a classifier."""
+    S = S - S.mean(axis=0)
+    m1, m0 = S[y == 1].mean(axis=0), S[y == 0].mean(axis=0)
+    Sw = np.cov(S[y == 1].T, bias=True) * (y == 1).sum() + np.cov(S[y == 0].T, bias=True) \
+        * (y == 0).sum()
+    Sw = np.atleast_2d(Sw)
+    w = np.linalg.solve(Sw + 1e-6 * np.trace(Sw) / len(Sw) * np.eye(len(Sw)) + 1e-12 *
+                        np.eye(len(Sw)), m1 - m0)
+    w /= np.linalg.norm(w)
+    R = S - np.outer(S @ w, w)
+    v = np.linalg.svd(R, full_matrices=False)[2][0] if R.shape[1] > 1 else np.zeros_like(w)
+    return np.column_stack([S @ w, R @ v])
+
+
+def fisher_ratio(a, y):
+    """(m1 - m0)^2 / (s1^2 + s0^2) of the 1-D values a, and whether a threshold separates."""
+    p, n = a[y == 1], a[y == 0]
+    if p.mean() < n.mean():
+        p, n = -p, -n
+    return float((p.mean() - n.mean()) ** 2 / (p.var() + n.var() + 1e-300)), bool(p.min() >
+                                                                                   n.max())
+
+
+def toy_xvs(X, labels):
+    """(poor, good) pairs of XVs: the two negative instances farthest from the positive
+    instances' mean, and the two positive instances nearest to it (Fig. 1 (e)-(f))."""
+    centre = X[labels == 1].mean(axis=0)
+    d = np.linalg.norm(X - centre, axis=1)
+    neg, pos = np.flatnonzero(labels == 0), np.flatnonzero(labels == 1)
+    return X[neg[np.argsort(-d[neg])[:2]]], X[pos[np.argsort(d[pos])[:2]]]
+
+
+@register_renderer("sparsemi/fig1", options=Fig1Options)
+def render_fig1(result, out_dir, spec):
+    """Fig. 1: a toy MI problem and its label-mean bag features under three kernels and
+    with poor / good XVs (no learning; LDA only projects features for display)."""
+    opts = spec.options
+    data = result.dataset
+    X, off, y, lab = data.instances, data.offsets, np.asarray(data.y), data.instance_labels
+    poor, good = toy_xvs(X, lab)
+    kernels = {
+        "linear": lambda A, B: A @ B.T,
+        f"polynomial (r={opts.degree})": lambda A, B: (A @ B.T + 1.0) ** opts.degree,
+        f"Gaussian (gamma={opts.gamma:g})": lambda A, B: rbf_kernel(A, B, opts.gamma),
+    }
+    fig, axes = new_figure(6, width=2.6, height=2.7)
+    ax = axes[0]
+    ax.scatter(*X[lab == 0].T, s=14, c="tab:blue", marker="o", label="negative instance")
+    ax.scatter(*X[lab == 1].T, s=22, c="tab:red", marker="^", label="positive instance")
+    ax.scatter(*poor.T, s=90, c="k", marker="x", label="poor XVs")
+    ax.scatter(*good.T, s=110, c="k", marker="+", label="good XVs")
+    ax.set_title("(a) instances", fontsize=8)
+    ax.legend(fontsize=5, loc="lower right")
+    rows, figures = [], {}
+    panels = [(f"({t}) {name}, {X.shape[0]}-D, LDA", k, X, True)
+              for t, (name, k) in zip("bcd", kernels.items())]
+    gauss = list(kernels.values())[2]
+    panels += [("(e) Gaussian, poor XVs", gauss, poor, False),
+               ("(f) Gaussian, good XVs", gauss, good, False)]
+    for ax, (title, k, Z, project) in zip(axes[1:], panels):
+        S = bag_features(X, off, Z, k)
+        P = lda_projection(S, y) if project else S
+        axis = lda_projection(S, y)[:, 0]
+        J, separable = fisher_ratio(axis, y)
+        ax.scatter(*P[y == 0].T, s=16, c="tab:blue", marker="o", label="negative bag")
+        ax.scatter(*P[y == 1].T, s=22, c="tab:red", marker="^", label="positive bag")
+        ax.set_title(title, fontsize=7)
+        if not project:
+            ax.set_xlabel("mean k(x, z1)", fontsize=6)
+            ax.set_ylabel("mean k(x, z2)", fontsize=6)
+        key = title.split(" ", 1)[1]
+        figures[f"fisher.{key}"] = J
+        figures[f"separable.{key}"] = separable
+        rows.append({"panel": title, "bag-feature dim": S.shape[1],
+                     "Fisher ratio on the LDA axis (ours)": round(J, 2),
+                     "bags separable on it (ours)": "yes" if separable else "no",
+                     "paper": "drawing only"})
+    axes[1].legend(fontsize=5)
+    caption = (f"Data: {data.provenance}. Bag features of Eq. (8) against all {X.shape[0]} "
+               "instances (b-d, projected to 2-D for display by the Fisher LDA direction and "
+               "the first principal direction orthogonal to it) or against two XVs (e-f). No "
+               "classifier is trained.")
+    files = save_figure(fig, out_dir, "fig1", caption=caption)
+    text = write_table(pd.DataFrame(rows), out_dir, f"Fig. 1 (paper: drawings only). "
+                       f"{caption}")
+    return Rendered(text, figures, files + [out_dir / "table.md"])
+
+
+# -- Fig. 2 -------------------------------------------------------------------------------
+class Fig2Options(BaseModel):
+    """``report:`` of fig2: the drawing window."""
+
+    model_config = ConfigDict(extra="forbid")
+    extent: float = Field(3.5, gt=0)          # the axes span [-extent, extent]^2
+    grid: int = Field(161, ge=11, le=801)     # grid points per axis for the regions
+
+
+def recorded_scores(model, points):
+    """Scores of single-instance bags ``points`` under a recorded SparseMI model (XVs,
+    beta, rho, gamma, standardiser of its run record), shape (n, n_problems)."""
+    mean, scale = np.asarray(model["mean"]), np.asarray(model["scale"])
+    Z = (np.asarray(model["expansion_vectors"]) - mean) / scale
+    K = rbf_kernel((points - mean) / scale, Z, model["gamma"])
+    return K @ np.asarray(model["dual_coef"]).T + np.asarray(model["intercept"])
+
+
+def recorded_predict(model, points):
+    """The class (index into ``model["classes"]``) of every point under the recorded model."""
+    F = recorded_scores(model, points)
+    return (F[:, 0] > 0).astype(int) if F.shape[1] == 1 else F.argmax(axis=1)
+
+
+def _first_record(result, dataset):
+    recs = result.records_of(dataset=dataset)
+    return min(recs, key=lambda r: (r["repeat"], r["fold"])) if recs else None
+
+
+CLASS_COLOURS = ("tab:blue", "tab:red", "tab:green")
+
+
+@register_renderer("sparsemi/fig2", options=Fig2Options)
+def render_fig2(result, out_dir, spec):
+    """Fig. 2: the synthetic problems from poor XVs: data + initial XVs, final XVs with
+    their trajectories over the recorded model's regions, objective vs iteration."""
+    opts = spec.options
+    run_spec = result.spec
+    n = len(run_spec.datasets)
+    fig, axes = __import__("matplotlib.pyplot").pyplot.subplots(
+        n, 3, figsize=(9.6, 3.2 * n), squeeze=False)
+    e = opts.extent
+    gx, gy = np.meshgrid(np.linspace(-e, e, opts.grid), np.linspace(-e, e, opts.grid))
+    grid = np.column_stack([gx.ravel(), gy.ravel()])
+    rows, figures = [], {}
+    for i, ds in enumerate(run_spec.datasets):
+        data = result.datasets[ds.display]
+        rec = _first_record(result, ds.display)
+        if rec is None or "xv_path" not in rec["model"]:
+            raise ValueError(f"fig2: no run of {ds.display} recorded its XV path; the config's "
+                             "SparseMI needs record_path: true")
+        model = rec["model"]
+        path = np.asarray(model["xv_path"])                    # (T+1, m, 2)
+        X, off, y = data.instances, data.offsets, np.asarray(data.y)
+        bag_y = np.repeat(y, np.diff(off))
+        classes = list(np.unique(y))
+        ax0, ax1, ax2 = axes[i]
+        for c in classes:
+            ax0.scatter(*X[bag_y == c].T, s=5, c=CLASS_COLOURS[c % 3], alpha=0.6,
+                        label=f"instances of {data.class_names[c]} bags")
+        ax0.scatter(*path[0].T, s=160, c="k", marker="+", linewidths=2, label="initial XVs")
+        ax0.set_title(f"({'ab'[i % 2]}1) {ds.display}: data, initial XVs", fontsize=8)
+        ax0.legend(fontsize=5, loc="lower left")
+        pred = recorded_predict(model, grid).reshape(gx.shape)
+        ax1.contourf(gx, gy, pred, levels=np.arange(len(classes) + 1) - 0.5,
+                     colors=[CLASS_COLOURS[c % 3] for c in classes], alpha=0.18)
+        for c in classes:
+            ax1.scatter(*X[bag_y == c].T, s=3, c=CLASS_COLOURS[c % 3], alpha=0.4)
+        for j in range(path.shape[1]):
+            ax1.plot(path[:, j, 0], path[:, j, 1], "k-", lw=0.8)
+            ax1.annotate("", xy=path[-1, j], xytext=path[0, j],
+                         arrowprops=dict(arrowstyle="->", color="k", lw=1.2))
+        ax1.scatter(*path[0].T, s=90, c="grey", marker="+", linewidths=1.5)
+        ax1.scatter(*path[-1].T, s=160, c="k", marker="+", linewidths=2)
+        acc = rec["metrics"]["accuracy"]
+        ax1.set_title(f"final XVs and regions (test accuracy {100 * acc:.1f}%)", fontsize=8)
+        for ax in (ax0, ax1):
+            ax.set_xlim(-e, e)
+            ax.set_ylim(-e, e)
+            ax.set_aspect("equal")
+        obj = np.asarray(model["objective"])
+        ax2.plot(np.arange(len(obj)), obj, "k.-")
+        ax2.set_xlabel("outer iteration")
+        ax2.set_ylabel("objective g(Z)")
+        ax2.set_title(f"objective ({model['stop_reason']} after {model['n_iter']})", fontsize=8)
+        final = path[-1]
+        key = ds.display
+        figures[f"accuracy.{key}"] = acc
+        figures[f"objective_drop.{key}"] = float(1 - obj[-1] / obj[0])
+        figures[f"monotone.{key}"] = bool(np.all(np.diff(obj) <= 0))
+        figures[f"final_xvs.{key}"] = final.tolist()
+        rows.append({"dataset": key, "initial XVs": str(np.round(path[0], 2).tolist()),
+                     "final XVs (ours)": str(np.round(final, 2).tolist()),
+                     "final XVs (paper)": "centre (0, 0)" if final.shape[0] == 1 else
+                     "mu1 (-2, 2) and mu3 (2, -2)",
+                     "iterations": model["n_iter"], "g initial": round(obj[0], 2),
+                     "g final": round(obj[-1], 2), "test accuracy %": round(100 * acc, 1)})
+    caption = (f"Data: {result.provenance}. One run per problem (first split); regions are "
+               "the recorded final model evaluated on a grid (no refit).")
+    files = save_figure(fig, out_dir, "fig2", caption=caption)
+    text = write_table(pd.DataFrame(rows), out_dir, f"Fig. 2: XVs from poor starting points "
+                       f"(paper: drawings only, no numbers). {caption}")
+    return Rendered(text, figures, files + [out_dir / "table.md"])
+
+
+# -- Fig. 3 -------------------------------------------------------------------------------
+class Fig3Options(MetricTableOptions):
+    """``report:`` of fig3: the metric-table options plus which datasets form panel (b)."""
+
+    sparse: list[str] = Field(default_factory=list)   # dataset labels drawn in panel (b)
+
+
+@register_renderer("sparsemi/fig3", options=Fig3Options)
+def render_fig3(result, out_dir, spec):
+    """Fig. 3: accuracy of the initialisation schemes without (t=0) and with SparseMI, as
+    the generic metric table plus bars (a) dense sets, (b) sparse TST sets."""
+    opts = spec.options
+    rows, figures, notes = metric_rows(result, spec, opts)
+    run_spec = result.spec
+    methods = [m.display for m in run_spec.methods]
+    sets = [ds.display for ds in run_spec.datasets if result.records_of(dataset=ds.display)]
+    panels = [(t, [s for s in sets if (s in opts.sparse) == sparse])
+              for t, sparse in (("(a) dense sets", False), ("(b) sparse TST sets", True))]
+    panels = [(t, s) for t, s in panels if s]
+    fig, axes = new_figure(len(panels), width=max(3.0, 1.1 * max(len(s) for _, s in panels)),
+                           height=3.2)
+    width = 0.8 / len(methods)
+    for ax, (title, names) in zip(axes, panels):
+        for k, m in enumerate(methods):
+            mean, sd = [], []
+            for s in names:
+                v = opts.scale * np.array([r["metrics"]["accuracy"] for r in
+                                           result.records_of(dataset=s, method=m)], float)
+                mean.append(v.mean() if len(v) else np.nan)
+                sd.append(v.std(ddof=1) if len(v) > 1 else 0.0)
+            ax.bar(np.arange(len(names)) + (k - (len(methods) - 1) / 2) * width, mean, width,
+                   yerr=sd, capsize=1.5, color=method_colour(m), label=m,
+                   hatch="" if "t=0" in m else "//", edgecolor="k", linewidth=0.3)
+        ax.set_xticks(np.arange(len(names)))
+        ax.set_xticklabels(names, fontsize=7)
+        ax.set_ylabel("accuracy" + (" %" if opts.scale == 100 else ""))
+        lo = np.nanmin([r["metrics"]["accuracy"] for r in result.records]) * opts.scale
+        ax.set_ylim(max(0.0, lo - 10 * opts.scale / 100), opts.scale)
+        ax.set_title(title, fontsize=8)
+    axes[0].legend(fontsize=5, ncol=2, loc="lower left")
+    caption = (f"{spec.title or spec.target}. Paper: bars only, no numbers. Ours: mean ± "
+               f"sample sd over runs. Data: {result.provenance}.")
+    if notes:
+        caption += " Notes: " + "; ".join(notes) + "."
+    files = save_figure(fig, out_dir, "fig3", caption=caption)
+    text = write_table(pd.DataFrame(rows), out_dir, caption)
+    return Rendered(text, figures, files + [out_dir / "table.md", out_dir / "table.csv",
+                                            out_dir / "table.tex"])
