@@ -31,6 +31,8 @@ def pick_pair(counts, ratio=2.0, tolerance=0.1):
     best, best_key = None, None
     for a, b in combinations(range(len(counts)), 2):
         hi, lo = max(counts[a], counts[b]), min(counts[a], counts[b])
+        if lo == 0:                     # a class left out by ``classes``
+            continue
         r = hi / lo
         ok = abs(r - ratio) <= tolerance * ratio
         key = (ok, counts[a] + counts[b], -abs(r - ratio))
@@ -39,17 +41,23 @@ def pick_pair(counts, ratio=2.0, tolerance=0.1):
     return best
 
 
-def load_hfss_subset(*, source, source_params=None, pair=None, per_class=None, seed=0):
-    """A registered grouped-feature dataset restricted to one class pair or to ``per_class``
-    samples of each class (drawn without replacement with ``seed``; a class with fewer keeps
-    all of them), relabelled 0..C-1. The source name and the choice go into ``source``."""
+def load_hfss_subset(*, source, source_params=None, pair=None, classes=None, per_class=None,
+                     seed=0):
+    """A registered grouped-feature dataset restricted to one class pair (``pair``), to some
+    classes (``classes``: names or indices) and/or to ``per_class`` samples of each class
+    (drawn without replacement with ``seed``; a class with fewer keeps all of them),
+    relabelled 0..C-1. The source name and the choice go into ``source``."""
     data = load_dataset(source, params=source_params or {})
     y = np.asarray(data.y)
     names = list(data.class_names or [str(c) for c in np.unique(y)])
     rows = np.arange(len(y))
     what = []
+    if classes is not None:
+        keep = [names.index(c) if isinstance(c, str) else int(c) for c in classes]
+        rows = np.flatnonzero(np.isin(y, keep))
+        what.append("classes " + ", ".join(names[c] for c in keep))
     if pair is not None:
-        counts = np.bincount(y, minlength=len(names))
+        counts = np.bincount(y[rows], minlength=len(names))
         if pair == "auto":
             a, b = pick_pair(counts)
         else:

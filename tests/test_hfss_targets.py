@@ -1,0 +1,156 @@
+"""HFSS targets end to end on tiny configs (a few classes of hfss-synthetic, and of msrc-v1
+when the real data are available): every target's quick form runs, writes its files and
+prints the paper's numbers beside ours; the claims' verdicts follow the configs' thresholds.
+Plus the pair choice and the score-type accuracy the test curves use."""
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from mlkit.cli import cli
+from mlkit.papers.hfss.data import hfss_accuracy, load_hfss_subset, pick_pair
+from mlkit.papers.hfss.renderers import normalised_goodness, roughness
+
+from .conftest import CONFIGS
+
+TARGETS = ("baseline", "bestk", "table2", "fig4", "fig3", "fig5", "fig6", "fig7", "table3")
+CLASSES = ["sea water", "remnant", "sky", "grass"]
+
+
+def _tiny(root, source, source_params, classes):
+    """Rewrite the quick blocks of the three configs that run (baseline, fig3, table3)."""
+    def ds(label, **params):
+        return {"name": "hfss-subset", "label": label, "role": "paper",
+                "params": {"source": source, "source_params": source_params,
+                           "classes": classes, **params}}
+
+    rounds = {"HFSS (all)": {"params": {"n_rounds": 3}},
+              "HFSS (bestK)": {"params": {"n_rounds": 3}},
+              "HFSS (bestK+PCA)": {"params": {"n_rounds": 3}}}
+    edits = {
+        "baseline": {"datasets": [ds(source)], "methods": rounds},
+        "fig3": {"datasets": [ds(source, pair="auto")], "methods": rounds},
+        "table3": {"protocol": {"repeats": 2},
+                   "datasets": [dict(ds(f"{source} n={n}", per_class=n), role=role)
+                                for n, role in ((20, "20 (10+10)"), (10, "50 (25+25)"))],
+                   "methods": {"full ensemble": {"params": {"n_rounds": 3}},
+                               "bestK": {"params": {"n_rounds": 3}}}},
+    }
+    for art, quick in edits.items():
+        path = root / "hfss" / f"{art}.yaml"
+        cfg = yaml.safe_load(path.read_text())
+        cfg["quick"] = quick
+        path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+
+@pytest.fixture
+def tiny(results, tmp_path, monkeypatch):
+    root = tmp_path / "configs"
+    shutil.copytree(CONFIGS, root)
+    monkeypatch.setattr("mlkit.targets.configs_dir", lambda: root)
+    return root
+
+
+def _invoke(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def _verify():
+    out = _invoke("verify", "hfss").stdout.splitlines()
+    status, measured = {}, {}
+    for i, line in enumerate(out):
+        if m := re.search(r"claim (\d+):", line):
+            status[int(m.group(1))], measured[int(m.group(1))] = line, out[i + 1]
+    return status, measured
+
+
+def test_every_target_quick_on_synthetic(tiny, results):
+    _tiny(tiny, "hfss-synthetic", {"size_scale": 0.05}, CLASSES)
+    outputs = {}
+    for art in TARGETS:
+        res = _invoke("reproduce", f"hfss/{art}", "--quick")
+        assert res.exit_code == 0, res.output
+        outputs[art] = res.stdout
+        out = results / "hfss" / f"{art}-quick"
+        for ext in ("md", "csv", "tex"):
+            assert (out / f"table.{ext}").is_file(), (art, ext)
+        assert "synthetic" in res.stdout
+    for art in ("fig4", "fig5", "fig6", "fig7", "fig3"):
+        assert (results / "hfss" / f"{art}-quick" / f"{art}.png").is_file()
+    # figures drawn from the runs of another target train nothing
+    for art in ("bestk", "table2", "fig4", "fig5", "fig6", "fig7"):
+        assert re.search(r"0 runs computed, \d+ reused", outputs[art]), outputs[art]
+    # the paper's numbers beside ours
+    assert "87.07 ± 7.28" in outputs["baseline"] and "[67.64, 99.44]" in outputs["baseline"]
+    assert "93.37 ± 6.20" in outputs["bestk"] and "3.18" in outputs["bestk"]
+    assert "92.57 ± 6.61" in outputs["table2"] and "12.41" in outputs["table2"]
+    assert "84.38 ± 9.13" in outputs["table3"] and "88.83 ± 7.71" in outputs["table3"]
+    assert "sea water (84) vs remnant (42)" in outputs["fig3"]     # the paper's pair
+    # the curve tables hold one point per weak SVM: 3 rounds x 9 subspaces for fig3
+    curve = (results / "hfss" / "fig3-quick" / "curve.csv").read_text().splitlines()
+    assert len(curve) == 2 + 27
+    # 4 classes: 6 one-vs-one problems
+    assert re.search(r"\| hfss-synthetic\s*\| 6 ", outputs["baseline"])
+    # synthetic data are reported, never judged
+    status, measured = _verify()
+    assert sorted(status) == [1, 2, 3, 4]
+    for n in status:
+        assert status[n].startswith("NOT RUN") and "no real dataset" in measured[n], \
+            (status[n], measured[n])
+
+
+def test_claims_follow_the_thresholds_on_real_data(tiny, data_mirror):
+    _tiny(tiny, "msrc-v1", {}, [0, 1, 2, 3])
+    for art in ("baseline", "fig3", "table3"):
+        res = _invoke("reproduce", f"hfss/{art}", "--quick")
+        assert res.exit_code == 0, res.output
+        assert "real" in res.stdout
+    status, measured = _verify()
+    for n in (1, 2, 3, 4):
+        assert status[n].startswith(("PASS", "FAIL")), status[n]
+        assert "msrc-v1" in measured[n] or "problems" in measured[n], measured[n]
+    assert re.search(r"Pearson r\(OOB, test\) = ", measured[3])
+    # claim 1 reads min_gain from bestk.yaml: -100 points passes the gain test, +100 fails
+    path = tiny / "hfss" / "bestk.yaml"
+    cfg = yaml.safe_load(path.read_text())
+    for gain, verdict in ((-100.0, None), (100.0, "FAIL")):
+        cfg["thresholds"].update(min_gain=gain, min_dim_reduction=-1000.0,
+                                 max_roughness_ratio=1e9)
+        path.write_text(yaml.safe_dump(cfg))
+        status, measured = _verify()
+        assert f">= {gain:g})" in measured[1]
+        assert status[1].startswith(verdict or "PASS"), (status[1], measured[1])
+
+
+def test_pick_pair_prefers_large_pairs_near_one_to_two():
+    sizes = [289, 352, 766, 1689, 2385, 386, 1057, 527, 459, 516, 1017, 975, 1079, 253, 361,
+             471, 371, 477, 837]                      # Table 1 of the paper
+    assert pick_pair(sizes) == (3, 18)                 # sea water vs remnant, 1:2.02
+    assert pick_pair([30, 30, 30]) == (0, 1)           # balanced: the largest, first
+    assert pick_pair([10, 0, 20]) == (0, 2)            # a removed class is never picked
+
+
+def test_subset_keeps_classes_and_sizes():
+    d = load_hfss_subset(source="hfss-synthetic", source_params={"size_scale": 0.05},
+                         per_class=12, seed=1)
+    assert np.bincount(d.y).tolist() == [12] * 19 and d.synthetic
+    p = load_hfss_subset(source="hfss-synthetic", source_params={"size_scale": 0.05},
+                         classes=CLASSES, pair=["remnant", "sky"])
+    assert p.class_names == ["sky", "remnant"] and set(np.unique(p.y)) == {0, 1}
+
+
+def test_score_accuracy_binary_and_multiclass():
+    assert hfss_accuracy([0, 1, 1, 0], np.array([-1.0, 2.0, -0.5, -3.0])) == 0.75
+    assert hfss_accuracy([2, 0], np.array([[0, 1, 5], [3, 1, 0]])) == 1.0
+
+
+def test_goodness_normalisation_and_roughness():
+    G = np.array([[0.5, 1.0, 0.75], [0.8, 0.4, 0.6]])
+    np.testing.assert_allclose(normalised_goodness(G, "max"), [[0.5, 1, 0.75], [1, 0.5, 0.75]])
+    np.testing.assert_allclose(normalised_goodness(G, "minmax"), [[0, 1, 0.5], [1, 0, 0.5]])
+    assert roughness([1, 3, 2, 2]) == pytest.approx(1.0)
+    assert roughness([0.5, 0.5, 0.9], start=1) == pytest.approx(0.4)
