@@ -29,6 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ...kernels import bag_reduce, dense_dot, rbf_kernel, squared_distances, squared_norms
 from ...registry import METHODS
@@ -195,6 +196,11 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         (:meth:`run_record_extras`), so a figure can draw the trajectories and evaluate the
         recorded model (Fig. 2 of [1]_). Meant for low-dimensional data; it never changes
         the fit.
+    keep_stages : bool, default=False
+        Keep (XVs or basis coefficients, beta, rho) after every accepted outer iteration in
+        memory, so :meth:`staged_decision_function` scores the model of every iteration
+        (Fig. 4 of [1]_: test accuracy vs iteration, through the runner's ``curves: true``).
+        It never changes the fit; memory grows with ``n_iter_``.
 
     Attributes
     ----------
@@ -251,11 +257,13 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         "jitter": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
         "record_path": ["boolean"],
+        "keep_stages": ["boolean"],
     }
 
     def __init__(self, n_xv=10, *, C=1.0, gamma="scale", init="random", n_basis=None,
                  basis_coef_init="simplex", s_max=10, t_max=50, tol=1e-6, last_try="stop",
-                 jitter=1e-3, random_state=None, standardize=True, record_path=False):
+                 jitter=1e-3, random_state=None, standardize=True, record_path=False,
+                 keep_stages=False):
         self.n_xv = n_xv
         self.C = C
         self.gamma = gamma
@@ -270,6 +278,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         self.random_state = random_state
         self.standardize = standardize
         self.record_path = record_path
+        self.keep_stages = keep_stages
 
     def fit(self, bags, y, eval_set=None):
         """Learn the XVs and weights from labelled bags.
@@ -414,6 +423,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                                  "coincident (K_Z is singular); increase jitter or lower n_xv")
             self.objective_ = [g]
             path = [geometry.points(params)] if self.record_path else None
+            stages = [(params, beta, rho)] if self.keep_stages else None
             accuracies = [self._eval_accuracy(geometry, params, beta, rho, evaluation)]
             Z0 = geometry.points(params)
             step = float(np.mean(np.sqrt(squared_distances(Z0)[np.triu_indices(len(Z0), 1)])))\
@@ -442,6 +452,8 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                 self.objective_.append(g)
                 if path is not None:
                     path.append(geometry.points(params))
+                if stages is not None:
+                    stages.append((params, beta, rho))
                 accuracies.append(self._eval_accuracy(geometry, params, beta, rho, evaluation))
                 if g_old - g < self.tol * abs(g_old):
                     self.stop_reason_ = "tol"
@@ -452,6 +464,10 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         self.n_iter_ = t
         if path is not None:
             self.xv_path_ = [P * self.scale_ + self.mean_ for P in path]
+        if stages is not None:
+            self._stages = [(geometry.points(p), b.T.copy(), np.asarray(r, dtype=float))
+                            for p, b, r in stages] if self.n_basis is None else \
+                [(p, b.T.copy(), np.asarray(r, dtype=float)) for p, b, r in stages]
         if evaluation is not None:
             self.eval_accuracy_ = accuracies
         if self.n_basis is not None:
@@ -470,6 +486,28 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         thread wake-up latency that otherwise dominates it."""
         with single_threaded_blas():
             return super().decision_function(bags)
+
+    def staged_decision_function(self, bags):
+        """Bag scores of the model at the initial XVs and after every accepted outer
+        iteration (``keep_stages=True``), each shaped as :meth:`decision_function`'s; the last
+        equals it. Fig. 4 of [1]_ (test accuracy vs iteration).
+
+        Yields
+        ------
+        ndarray of shape (n_bags,) or (n_bags, n_classes)
+        """
+        check_is_fitted(self)
+        if not hasattr(self, "_stages"):
+            raise ValueError("SparseMI: staged_decision_function needs keep_stages=True at fit")
+        X, offsets, _ = self._prediction_inputs(bags)
+        # a sparse X is only scaled: its kernel is taken against z + mean_ / scale_
+        shift = self.mean_ / self.scale_ if sp.issparse(X) and np.any(self.mean_) else None
+        with single_threaded_blas():
+            for params, coef, rho in self._stages:
+                Z = params if self.n_basis is None else dense_dot(self.basis_.T, params.T).T
+                Z = Z if shift is None else Z + shift
+                F = bag_reduce(rbf_kernel(X, Z, self.gamma_), offsets, "mean") @ coef.T + rho
+                yield F[:, 0] if F.shape[1] == 1 else F
 
     def run_record_extras(self):
         """Fitted facts for the run record: N_XV, the objective history, the iterations and
