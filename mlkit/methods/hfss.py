@@ -465,7 +465,7 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
     ([0], (80,))
     """
 
-    numerics_revision = 2
+    numerics_revision = 1
 
     _parameter_constraints = {
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
