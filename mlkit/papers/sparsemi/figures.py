@@ -301,7 +301,7 @@ def render_fig3(result, out_dir, spec):
     panels = [(t, [s for s in sets if (s in opts.sparse) == sparse])
               for t, sparse in (("(a) dense sets", False), ("(b) sparse TST sets", True))]
     panels = [(t, s) for t, s in panels if s]
-    fig, axes = new_figure(len(panels), width=max(3.0, 1.1 * max(len(s) for _, s in panels)),
+    fig, axes = new_figure(len(panels), width=max(4.0, 1.1 * max(len(s) for _, s in panels)),
                            height=3.2)
     width = 0.8 / len(methods)
     for ax, (title, names) in zip(axes, panels):
@@ -319,9 +319,11 @@ def render_fig3(result, out_dir, spec):
         ax.set_xticklabels(names, fontsize=7)
         ax.set_ylabel("accuracy" + (" %" if opts.scale == 100 else ""))
         lo = np.nanmin([r["metrics"]["accuracy"] for r in result.records]) * opts.scale
-        ax.set_ylim(max(0.0, lo - 10 * opts.scale / 100), opts.scale)
+        # headroom above the top tick for the legend, which then covers no bar
+        ax.set_ylim(max(0.0, lo - 10 * opts.scale / 100), 1.16 * opts.scale)
+        ax.set_yticks([t for t in ax.get_yticks() if t <= opts.scale])
         ax.set_title(title, fontsize=8)
-    axes[0].legend(fontsize=5, ncol=2, loc="lower left")
+    axes[0].legend(fontsize=5, ncol=3, loc="upper center")
     caption = (f"{spec.title or spec.target}. Paper: bars only, no numbers. Ours: mean ± "
                f"sample sd over runs. Data: {result.provenance}.")
     if notes:
@@ -364,7 +366,7 @@ def render_fig4(result, out_dir, spec):
     opts = spec.options
     L = opts.iterations + 1
     sets = [ds.display for ds in result.spec.datasets if result.records_of(dataset=ds.display)]
-    fig, axes = new_figure(len(sets), width=3.0, height=2.8)
+    fig, axes = new_figure(len(sets), width=3.8, height=2.8)
     rows, figures = [], {}
     for ax, ds in zip(axes, sets):
         recs = result.records_of(dataset=ds)
@@ -379,8 +381,10 @@ def render_fig4(result, out_dir, spec):
         ax.set_ylabel("objective g(Z)")
         ax2 = ax.twinx()
         ax2.plot(t, acc.mean(axis=0), "--", color="tab:red", lw=1.2, label="test accuracy")
+        if ax is axes[0]:
+            ax.plot([], [], "--", color="tab:red", label="test accuracy")
         ax2.set_ylabel("test accuracy %", color="tab:red")
-        ax.set_title(f"{ds} ({len(recs)} splits)", fontsize=8)
+        ax.set_title(f"{ds} ({len(recs)} split{'s' if len(recs) > 1 else ''})", fontsize=8)
         mean_acc = acc.mean(axis=0)
         monotone = bool(np.all(np.diff(obj, axis=1) <= 1e-9 * np.abs(obj[:, :-1]) + 1e-12))
         stab = stable_from(mean_acc, opts.stable_tol)
@@ -396,7 +400,8 @@ def render_fig4(result, out_dir, spec):
         row["stable from (ours)"] = stab
         row["stable from (paper)"] = "~10-20"
         rows.append(row)
-    axes[0].legend(fontsize=6, loc="upper right")
+    axes[0].legend(fontsize=6, loc="center right")
+    fig.subplots_adjust(wspace=0.6)
     caption = (f"Data: {result.provenance}. Mean over class-stratified 50/50 splits; a run "
                "stopped early carries its last values forward. Test accuracy of every "
                "iteration's recorded model on the split's test bags.")
