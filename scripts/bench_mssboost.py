@@ -47,6 +47,7 @@ COLLECTIONS = {
 #: --gamma-grid 0.02 0.05 0.2 0.5 --C-grid 1 10 --base-gamma-grid 0.2 0.5 2 5 --base-C-grid 1 10
 #: --rd-grid/--rf-grid 0.1 0.2 0.3 0.5: no pair reached 80% of Baseline's 2-fold Mean-AP
 #: (0.229; best Subspace 0.153 at rd = rf = 0.5), and the base rho is the grid's lowest value.
+#: trecvid-style and scene: NOT selected yet (placeholders; run with --select-only).
 SETTINGS = {
     "trecvid-style": {"baseline_gamma": 5.0, "baseline_C": 10.0, "gamma": 50.0, "C": 10.0,
                       "rd": 0.5, "rf": 0.5},
