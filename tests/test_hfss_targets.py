@@ -30,9 +30,11 @@ def _tiny(root, source, source_params, classes):
 
     rounds = {"HFSS (all)": {"params": {"n_rounds": 3}},
               "HFSS (bestK)": {"params": {"n_rounds": 3}},
-              "HFSS (bestK+PCA)": {"params": {"n_rounds": 3}}}
+              "HFSS (bestK+PCA)": {"params": {"n_rounds": 3}},
+              "HFSS (forward)": {"params": {"n_rounds": 3}}}
     edits = {
-        "baseline": {"datasets": [ds(source)], "methods": rounds},
+        "baseline": {"datasets": [ds(source)],
+                     "methods": {k: v for k, v in rounds.items() if k != "HFSS (forward)"}},
         "fig3": {"datasets": [ds(source, pair="auto")], "methods": rounds},
         "table3": {"protocol": {"repeats": 2},
                    "datasets": [dict(ds(f"{source} n={n}", per_class=n), role=role)
@@ -93,6 +95,10 @@ def test_every_target_quick_on_synthetic(tiny, results):
     # the curve tables hold one point per weak SVM: 3 rounds x 9 subspaces for fig3
     curve = (results / "hfss" / "fig3-quick" / "curve.csv").read_text().splitlines()
     assert len(curve) == 2 + 27
+    # Fig. 5: OOB and test accuracy of the 9 prefixes, both maxima in the table
+    fig5 = (results / "hfss" / "fig5-quick" / "curve.csv").read_text().splitlines()
+    assert len(fig5) == 2 + 9 and all(line.split(",")[-1] for line in fig5[2:])
+    assert re.search(r"\| hfss-synthetic .*\| 3 +\| \d +\| \d", outputs["fig5"])
     # 4 classes: 6 one-vs-one problems
     assert re.search(r"\| hfss-synthetic\s*\| 6 ", outputs["baseline"])
     # synthetic data are reported, never judged
@@ -114,6 +120,7 @@ def test_claims_follow_the_thresholds_on_real_data(tiny, data_mirror):
         assert status[n].startswith(("PASS", "FAIL")), status[n]
         assert "msrc-v1" in measured[n] or "problems" in measured[n], measured[n]
     assert re.search(r"Pearson r\(OOB, test\) = ", measured[3])
+    assert re.search(r"msrc-v1 Fig. 5: OOB max at k=\d, test max at k=\d", measured[3])
     # claim 1 reads min_gain from bestk.yaml: -100 points passes the gain test, +100 fails
     path = tiny / "hfss" / "bestk.yaml"
     cfg = yaml.safe_load(path.read_text())

@@ -8,4 +8,4 @@ accuracy the runner's test curves need; ``renderers`` the figures and special ta
 ``claims`` the paper's claims 1-4 (``mlkit verify hfss``).
 """
 
-from . import claims, data, renderers  # noqa: F401  (importing registers them)
+from . import claims, data, forward, renderers  # noqa: F401  (importing registers them)
