@@ -223,8 +223,6 @@ class _SubspaceEnsemble(MultiLabelClassifier):
     and their (T, L) weight matrix.
     """
 
-    numerics_revision = 1
-
     _parameter_constraints = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "base_learner": [StrOptions({"svm", "stump"}), HasMethods(["fit"])],
