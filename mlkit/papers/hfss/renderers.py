@@ -9,11 +9,11 @@ test accuracy is not in the multi-class records, so the tables give beside them 
 multi-class (one-vs-one vote) test accuracy, a different quantity, said so in the captions.
 """
 
-from typing import Literal, Optional
+from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from ...report import format_mean_ci, new_figure, save_figure, write_table
 from ...report.figures import integer_ticks
