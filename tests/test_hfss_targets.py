@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from mlkit.cli import cli
 from mlkit.papers.hfss.data import hfss_accuracy, load_hfss_subset, pick_pair
-from mlkit.papers.hfss.renderers import normalised_goodness, roughness
+from mlkit.papers.hfss.renderers import (ensemble_summary, normalised_goodness,
+                                        oob_test_pairs, roughness)
 
 from .conftest import CONFIGS
 
@@ -161,3 +162,22 @@ def test_goodness_normalisation_and_roughness():
     np.testing.assert_allclose(normalised_goodness(G, "minmax"), [[0, 1, 0.5], [1, 0, 0.5]])
     assert roughness([1, 3, 2, 2]) == pytest.approx(1.0)
     assert roughness([0.5, 0.5, 0.9], start=1) == pytest.approx(0.4)
+
+
+def test_per_problem_test_accuracy_is_used_when_recorded():
+    def rec(oob, test=None):
+        r = {"metrics": {"accuracy": 0.5},
+             "model": {"subspaces": ["a", "b"], "dims_before_pca": [2, 3],
+                       "problems": [{"oob_accuracy": o, "oob_accuracy_all": o, "bestk": 1,
+                                     "selected": ["a"], "dims_after_pca": [2, 3]}
+                                    for o in oob]}}
+        if test is not None:
+            r["problem_test"] = test
+        return r
+
+    with_test = [rec([0.9, 0.8], [0.85, 0.7]), rec([0.6], [None])]
+    np.testing.assert_allclose(oob_test_pairs(with_test), [[0.9, 0.85], [0.8, 0.7]])
+    mean, sd = ensemble_summary(with_test)["test_problems"]
+    assert mean == pytest.approx(77.5) and sd == pytest.approx(np.std([85, 70], ddof=1))
+    assert ensemble_summary([rec([0.9, 0.8])])["test_problems"] is None
+    assert oob_test_pairs([rec([0.9])]).shape == (0, 2)

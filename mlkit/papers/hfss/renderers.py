@@ -118,11 +118,28 @@ def ensemble_summary(recs):
     oob = 100 * problem_values(recs, key)
     oob_all = 100 * problem_values(recs, "oob_accuracy_all")
     dims = [d for r in recs for d in dims_of(r)]
-    return {"oob": _ms(oob, 1), "oob_min": float(oob.min()), "oob_max": float(oob.max()),
+    per_problem = [v for r in recs for v in r.get("problem_test", []) if v is not None]
+    return {"test_problems": _ms(per_problem) if per_problem else None,"oob": _ms(oob, 1), "oob_min": float(oob.min()), "oob_max": float(oob.max()),
             "oob_all": _ms(oob_all, 1), "test": _test_acc(recs),
             "bestk": float(problem_values(recs, "bestk").mean()),
             "dims": float(np.mean(dims)), "total": float(sum(recs[0]["model"]["dims_before_pca"])),
             "problems": len(oob)}
+
+
+def _problems_cell(summary):
+    """Per-problem test accuracy (mean ± sd), when the runner recorded ``problem_test``
+    (``HFSS.problem_scores`` on the test part); "-" otherwise."""
+    t = summary["test_problems"]
+    return format_mean_ci(*t, 2) if t else "-"
+
+
+def oob_test_pairs(records):
+    """(OOB, test) accuracy per problem of records that hold the runner's ``problem_test``
+    (the chosen ensemble's per-problem test accuracy, aligned with ``problems``)."""
+    pairs = [(p["oob_accuracy"], t) for r in records
+             for p, t in zip(r["model"]["problems"], r.get("problem_test", []))
+             if t is not None and p["oob_accuracy"] is not None]
+    return np.array(pairs, float).reshape(-1, 2)
 
 
 # -- baseline -----------------------------------------------------------------------------
@@ -144,6 +161,7 @@ def render_baseline(result, out_dir, spec):
                      "range (paper)": rng.value if rng else "-",
                      "range (ours)": f"[{s['oob_min']:.2f}, {s['oob_max']:.2f}]",
                      "test acc. % multi-class (ours)": format_mean_ci(*s["test"], 2),
+                     "test acc. % per problem (ours)": _problems_cell(s),
                      "subspaces": len(recs[0]["model"]["subspaces"]),
                      "dims": int(s["total"])})
         figures[f"oob_accuracy.{label}"] = s["oob_all"][0]
@@ -176,6 +194,7 @@ def render_bestk(result, out_dir, spec):
             "bestK OOB % (ours)": format_mean_ci(*b["oob"], 2),
             "gain, points (ours)": b["oob"][0] - f["oob_all"][0],
             "test % full / bestK (ours)": f"{f['test'][0]:.2f} / {b['test'][0]:.2f}",
+            "bestK test % per problem (ours)": _problems_cell(b),
             "mean bestK (paper)": _pcell(p["bestk"]), "mean bestK (ours)": b["bestk"],
             "of": len(best[0]["model"]["subspaces"]),
             "dims (paper)": _pcell(p["dims"]), "dims (ours)": b["dims"], "of dims": b["total"],
