@@ -134,3 +134,33 @@ def test_staged_scores_follow_the_recorded_iterations():
     assert np.allclose(staged[-1], est.decision_function(bags))
     first = SparseMI(n_xv=1, C=10, gamma=1.0, init=[[1.0, -1.0]], t_max=0).fit(bags, d.y)
     assert np.allclose(staged[0], first.decision_function(bags))   # stage 0 = t_max=0 model
+
+
+def test_table_claims_read_the_table1_runs_and_thresholds(results, tmp_path, monkeypatch):
+    root = tmp_path / "configs"
+    shutil.copytree(CONFIGS, root)
+    monkeypatch.setattr("mlkit.targets.configs_dir", lambda: root)
+    path = root / "sparsemi" / "table1.yaml"
+    cfg = yaml.safe_load(path.read_text())
+    cfg.pop("quick")
+    cfg["datasets"] = [{"name": "sparsemi-3class", "params": {"n_bags_per_class": 8}}]
+    keep = {"MI-Kernel", "MILES", "SparseMI", "RS (10)", "RSVM (10)", "SparseMI (10)"}
+    cfg["methods"] = [m for m in cfg["methods"] if m["label"] in keep]
+    for m in cfg["methods"]:
+        m.pop("grid", None)
+        m.pop("grid_folds", None)
+        m["params"] = {**m.get("params", {}), "gamma": 0.5, "C": 10.0}
+        if m["name"] == "sparsemi":
+            m["params"].update(n_xv=4 if m["label"] == "SparseMI" else 10, t_max=5)
+    cfg["protocol"]["repeats"] = 2
+    cfg["reported"] = {}
+    path.write_text(yaml.safe_dump(cfg))
+    res = _invoke("reproduce", "sparsemi/table1")
+    assert res.exit_code == 0, res.output
+    res = _invoke("verify", "sparsemi")
+    for n in (1, 2, 3):
+        assert f"NOT RUN claim {n}" not in res.stdout and f"claim {n}" in res.stdout
+    cfg["thresholds"].update(mikernel_gap=-100.0, miles_more_accurate=2)   # unreachable
+    path.write_text(yaml.safe_dump(cfg))
+    res = _invoke("verify", "sparsemi")
+    assert "FAIL    claim 1" in res.stdout and "FAIL    claim 3" in res.stdout
