@@ -8,6 +8,7 @@ to 2-D for display (as the paper does), which is not a classifier of the figure.
 evaluates the models recorded in the runs (``record_path=True``: XVs, beta, rho) on a grid.
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
@@ -216,8 +217,7 @@ def render_fig2(result, out_dir, spec):
     opts = spec.options
     run_spec = result.spec
     n = len(run_spec.datasets)
-    fig, axes = __import__("matplotlib.pyplot").pyplot.subplots(
-        n, 3, figsize=(9.6, 3.2 * n), squeeze=False)
+    fig, axes = plt.subplots(n, 3, figsize=(9.6, 3.2 * n), squeeze=False)
     e = opts.extent
     gx, gy = np.meshgrid(np.linspace(-e, e, opts.grid), np.linspace(-e, e, opts.grid))
     grid = np.column_stack([gx.ravel(), gy.ravel()])
