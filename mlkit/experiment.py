@@ -225,7 +225,8 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
     """Fit one method on one split and score it on the test part (runs in a worker).
 
     The record holds the metrics, fit and prediction seconds, what the fitted model says of
-    itself (``run_record_extras()``), the per-label AP for multi-label targets, and with
+    itself (``run_record_extras()``) and of the test part (``test_record_extras(X, y)``,
+    when it has one), the per-label AP for multi-label targets, and with
     ``curves`` the score-type metrics after every stage of an ensemble plus the cumulative
     prediction time of its first t base models.
     """
@@ -249,6 +250,10 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
     }
     if isinstance(est, GridSearchCV):
         record["chosen"] = {k: v for k, v in est.best_params_.items()}
+    model = fitted_model(est)
+    if hasattr(model, "test_record_extras"):     # what the model says of the test part
+        record["test_extras"] = _jsonable(dict(model.test_record_extras(test.inputs,
+                                                                        test.target)))
     target = np.asarray(test.target)
     if score is not None and target.ndim == 2 and "mean_ap" in metric_names:
         record["label_ap"] = [None if np.isnan(v) else float(v)

@@ -172,7 +172,7 @@ def test_per_problem_test_accuracy_is_used_when_recorded():
                                      "selected": ["a"], "dims_after_pca": [2, 3]}
                                     for o in oob]}}
         if test is not None:
-            r["problem_test"] = test
+            r["test_extras"] = {"problem_test": test}
         return r
 
     with_test = [rec([0.9, 0.8], [0.85, 0.7]), rec([0.6], [None])]

@@ -357,6 +357,12 @@ class _GroupedInput:
         d = self.decision_function(X)
         return self.classes_[(d > 0).astype(int) if d.ndim == 1 else d.argmax(axis=1)]
 
+    def test_record_extras(self, X, y):
+        """What a run record keeps of the test part: every one-vs-one problem's test
+        accuracy (None for a problem without test samples)."""
+        return {"problem_test": [None if np.isnan(v) else float(v)
+                                 for v in self.problem_scores(X, y)]}
+
     def problem_scores(self, X, y, **kwargs):
         """Accuracy of every one-vs-one problem on the samples of (X, y) of its two classes
         (the per-problem test accuracies the paper averages); NaN for a problem with none.

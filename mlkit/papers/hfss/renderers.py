@@ -52,6 +52,12 @@ class SummaryOptions(_Options):
 
 
 # -- shared pieces ------------------------------------------------------------------------
+
+def _problem_test(record):
+    """Each one-vs-one problem's test accuracy, as the estimator's test_record_extras
+    recorded it (empty for records made without it)."""
+    return record.get("test_extras", {}).get("problem_test", [])
+
 def _by(records, dataset=None, method=None):
     return [r for r in records if (dataset is None or r["dataset"] == dataset)
             and (method is None or r["method"] == method)]
@@ -118,7 +124,7 @@ def ensemble_summary(recs):
     oob = 100 * problem_values(recs, key)
     oob_all = 100 * problem_values(recs, "oob_accuracy_all")
     dims = [d for r in recs for d in dims_of(r)]
-    per_problem = [v for r in recs for v in r.get("problem_test", []) if v is not None]
+    per_problem = [v for r in recs for v in _problem_test(r) if v is not None]
     return {"test_problems": _ms(per_problem) if per_problem else None,"oob": _ms(oob, 1), "oob_min": float(oob.min()), "oob_max": float(oob.max()),
             "oob_all": _ms(oob_all, 1), "test": _test_acc(recs),
             "bestk": float(problem_values(recs, "bestk").mean()),
@@ -137,7 +143,7 @@ def oob_test_pairs(records):
     """(OOB, test) accuracy per problem of records that hold the runner's ``problem_test``
     (the chosen ensemble's per-problem test accuracy, aligned with ``problems``)."""
     pairs = [(p["oob_accuracy"], t) for r in records
-             for p, t in zip(r["model"]["problems"], r.get("problem_test", []))
+             for p, t in zip(r["model"]["problems"], _problem_test(r))
              if t is not None and p["oob_accuracy"] is not None]
     return np.array(pairs, float).reshape(-1, 2)
 
