@@ -32,9 +32,17 @@ def test_reproduce_fig4_quick_writes_everything_and_reruns_nothing(results):
     assert len(manifest["runs"]) == 15 and all("fit_s" in r for r in manifest["runs"])
     assert "synthetic" in (out / "table.tex").read_text()
     table = (out / "table.md").read_text()
-    second = _invoke("reproduce", "fig4", "--quick")       # bare artifact name
+    second = _invoke("reproduce", "mssboost/fig4", "--quick")
     assert "0 runs computed, 15 reused" in second.stdout
     assert (out / "table.md").read_text() == table         # the same numbers from the records
+
+
+def test_a_bare_artifact_name_works_when_one_paper_has_it():
+    from mlkit.targets import resolve_target
+
+    assert resolve_target("fig8").name == "mssboost/fig8"
+    ambiguous = _invoke("reproduce", "fig4", "--quick")     # mssboost, sparsemi and hfss
+    assert ambiguous.exit_code == 2 and "ambiguous" in ambiguous.stderr
 
 
 def _claim_line(stdout, n):
