@@ -51,20 +51,13 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
 
 
-#: what a paper says instead of a number: the data is not public, or the paper gives none
-MARKERS = ("not public", "not reported")
-
-
 class PaperValue(_Strict):
-    """One number of a paper: its value (or a string exactly as the paper writes it, e.g.
-    ``"> 20"``), its spread (the paper's ± figure, when it gives one) and a marker."""
+    """One number of a paper: its value, or a string kept exactly as written (the paper's
+    ``"> 20"``, or a marker such as "not public" / "not reported"), and its spread (the
+    paper's ± figure, when it gives one)."""
 
     value: Union[float, str, None] = None
     spread: Optional[float] = None
-
-    @property
-    def marker(self):
-        return self.value if isinstance(self.value, str) and self.value in MARKERS else None
 
 
 def _paper_value(raw):

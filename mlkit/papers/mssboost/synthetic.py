@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...datasets.synthetic import MSSBOOST_SYNTHETIC_BOXES, MSSBOOST_SYNTHETIC_REGIONS
 from ...experiment import make_splits
-from ...metrics import hamming_error, mean_confidence_interval
+from ...metrics import mean_confidence_interval
 from ...report import format_mean_ci, new_figure, save_figure, write_table
 from ...report.summaries import mean_curves, plot_curves
 from ...targets import (Rendered, read_summary, register_renderer, resolve_target,
