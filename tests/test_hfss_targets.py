@@ -12,7 +12,11 @@ import yaml
 from click.testing import CliRunner
 
 from mlkit.cli import cli
-from mlkit.papers.hfss.data import hfss_accuracy, load_hfss_subset, pick_pair
+from mlkit._errors import MlkitError
+from mlkit.config import ProtocolSpec
+from mlkit.experiment import make_splits
+from mlkit.papers.hfss.data import (all_pairs, choose_pair, hfss_accuracy, load_hfss_subset,
+                                    pair_difficulty, pair_training_rows, typical_pair)
 from mlkit.papers.hfss.renderers import (ensemble_summary, normalised_goodness,
                                         oob_test_pairs, roughness)
 
@@ -22,7 +26,7 @@ TARGETS = ("baseline", "bestk", "table2", "fig4", "fig3", "fig5", "fig6", "fig7"
 CLASSES = ["sea water", "remnant", "sky", "grass"]
 
 
-def _tiny(root, source, source_params, classes):
+def _tiny(root, source, source_params, classes, pair="auto"):
     """Rewrite the quick blocks of the three configs that run (baseline, fig3, table3)."""
     def ds(label, **params):
         return {"name": "hfss-subset", "label": label, "role": "paper",
@@ -36,7 +40,7 @@ def _tiny(root, source, source_params, classes):
     edits = {
         "baseline": {"datasets": [ds(source)],
                      "methods": {k: v for k, v in rounds.items() if k != "HFSS (forward)"}},
-        "fig3": {"datasets": [ds(source, pair="auto")], "methods": rounds},
+        "fig3": {"datasets": [ds(source, pair=pair)], "methods": rounds},
         "table3": {"protocol": {"repeats": 2},
                    "datasets": [dict(ds(f"{source} n={n}", per_class=n), role=role)
                                 for n, role in ((20, "20 (10+10)"), (10, "50 (25+25)"))],
@@ -72,7 +76,7 @@ def _verify():
 
 
 def test_every_target_quick_on_synthetic(tiny, results):
-    _tiny(tiny, "hfss-synthetic", {"size_scale": 0.05}, CLASSES)
+    _tiny(tiny, "hfss-synthetic", {"size_scale": 0.05}, CLASSES, pair=["sea water", "remnant"])
     outputs = {}
     for art in TARGETS:
         res = _invoke("reproduce", f"hfss/{art}", "--quick")
@@ -134,12 +138,72 @@ def test_claims_follow_the_thresholds_on_real_data(tiny, data_mirror):
         assert status[1].startswith(verdict or "PASS"), (status[1], measured[1])
 
 
-def test_pick_pair_prefers_large_pairs_near_one_to_two():
-    sizes = [289, 352, 766, 1689, 2385, 386, 1057, 527, 459, 516, 1017, 975, 1079, 253, 361,
-             471, 371, 477, 837]                      # Table 1 of the paper
-    assert pick_pair(sizes) == (3, 18)                 # sea water vs remnant, 1:2.02
-    assert pick_pair([30, 30, 30]) == (0, 1)           # balanced: the largest, first
-    assert pick_pair([10, 0, 20]) == (0, 2)            # a removed class is never picked
+def test_typical_pair_rule():
+    pairs = [(0, 1), (0, 2), (1, 2), (0, 3)]
+    counts = [100, 50, 90, 300]
+    # mean error 0.1: (1, 2) at 0.1 is nearest; the trivial (0, 1) is never picked
+    assert typical_pair(pairs, [0.0, 0.3, 0.1, 0.0], counts)[0] == (1, 2)
+    # the trivial pairs count in the mean (0.075) but are left out: (1, 2) at 0.1 is nearest
+    pair, mean, nontrivial = typical_pair(pairs, [0.0, 0.2, 0.1, 0.0], counts)
+    assert (pair, nontrivial) == ((1, 2), 2) and mean == pytest.approx(0.075)
+    # equal distance to the mean: the size ratio nearest 1:2 (or 1:1) wins
+    assert typical_pair(pairs, [0.1, 0.1, 0.1, 0.1], counts)[0] == (0, 1)     # 100:50
+    assert typical_pair(pairs, [0.1, 0.1, 0.1, 0.1], counts, ratio=1.0)[0] == (0, 2)
+    # every pair trivial: all are candidates
+    assert typical_pair(pairs, [0, 0, 0, 0], counts, ratio=1.0)[0] == (0, 2)
+    assert all_pairs([10, 0, 20]) == [(0, 2)]          # a removed class is never in a pair
+    with pytest.raises(MlkitError):
+        all_pairs([10, 0, 0])
+
+
+def _three_classes():
+    return load_hfss_subset(source="hfss-synthetic", source_params={"size_scale": 0.05},
+                            classes=["sea water", "remnant", "grass"])
+
+
+def test_pair_difficulty_reads_the_training_part_only():
+    data = _three_classes()
+    pair = [(0, 2)]
+    before = pair_difficulty(data, pair)
+    train = pair_training_rows(data, 0, 2)
+    test = np.setdiff1d(np.flatnonzero(np.isin(data.y, [0, 2])), train)
+    assert len(test) == pytest.approx(0.2 * (len(test) + len(train)), abs=1)
+    rng = np.random.default_rng(0)
+    views = [X.copy() for X in data.views]
+    for X in views:                                    # scramble the test part
+        X[test] = rng.normal(scale=1e3, size=(len(test), X.shape[1]))
+    noisy = type(data)(**{**data.__dict__, "views": views})
+    np.testing.assert_array_equal(pair_difficulty(noisy, pair), before)
+    for X in views:                                    # ... and the training part
+        X[train] = rng.normal(size=(len(train), X.shape[1]))
+    assert pair_difficulty(type(data)(**{**data.__dict__, "views": views}), pair)[0] > 0.2
+
+
+def test_auto_pair_trains_on_the_runners_training_part():
+    data = _three_classes()
+    sub = load_hfss_subset(source="hfss-synthetic", source_params={"size_scale": 0.05},
+                           classes=["sea water", "remnant", "grass"], pair="auto")
+    a, b, why = choose_pair(data)
+    assert sub.class_names == [data.class_names[a], data.class_names[b]]
+    assert "CV error" in why and "nearest the mean" in why and why in sub.name
+    # the runner's split of the loaded problem = the rows the rule scored
+    split = make_splits(sub, ProtocolSpec(split="holdout", test_size=0.2, seed=0,
+                                          stratify=True))[0]
+    rows = np.flatnonzero(np.isin(data.y, [a, b]))
+    np.testing.assert_array_equal(rows[split.train], pair_training_rows(data, a, b))
+
+
+def test_fig3_config_pairs():
+    cfg = yaml.safe_load((CONFIGS / "hfss" / "fig3.yaml").read_text())
+    for block in (cfg, {**cfg, **cfg["quick"]}):
+        for d in block["datasets"]:
+            p = d["params"]
+            if p["source"] == "hfss-synthetic":
+                assert p["pair"] == ["sea water", "remnant"]          # the spec's pair
+            else:          # the rule scores the training part of the runner's own split
+                assert p["pair"] == "auto"
+                assert p["split_test_size"] == cfg["protocol"]["test_size"]
+                assert p["split_seed"] == cfg["protocol"]["seed"]
 
 
 def test_subset_keeps_classes_and_sizes():
@@ -149,6 +213,9 @@ def test_subset_keeps_classes_and_sizes():
     p = load_hfss_subset(source="hfss-synthetic", source_params={"size_scale": 0.05},
                          classes=CLASSES, pair=["remnant", "sky"])
     assert p.class_names == ["sky", "remnant"] and set(np.unique(p.y)) == {0, 1}
+    with pytest.raises(MlkitError, match="no class 'moon'"):
+        load_hfss_subset(source="hfss-synthetic", source_params={"size_scale": 0.05},
+                         pair=["moon", "sky"])
 
 
 def test_score_accuracy_binary_and_multiclass():

@@ -376,8 +376,9 @@ def render_curves(result, out_dir, spec):
                            "test %": 100 * float(test[i]) if i < test.size else None})
     caption = (f"{spec.title}. {opts.method}: OOB (blue) and test (green) accuracy after each "
                "weak SVM (rounds i, subspaces j inside) for one binary problem per dataset: "
-               "the paper's kind of problem (a large pair with a size ratio of about 1:2, or "
-               "the largest pair where the classes are balanced), named per row; roughness: "
+               "the paper's pair (sea water vs remnant) on hfss-synthetic; on the real "
+               "datasets the non-trivial pair of typical difficulty (its one-shot SVM CV error "
+               "on the training part nearest the mean over all pairs), named per row; roughness: "
                "mean |change| of the OOB curve over its last two thirds. "
                f"{provenance_caption(result)} {opts.caption}").strip()
     name = spec.artifact
@@ -431,7 +432,7 @@ def render_fig5(result, out_dir, spec):
             points.append({"dataset": label, "k": k + 1, "subspace added": p["order"][k],
                            "OOB %": float(oob[k]),
                            "test %": float(test[k]) if k < test.size else None})
-    caption = (f"{spec.title}. Forward selection (Alg. 2) on one binary problem per dataset: "
+    caption = (f"{spec.title}. Forward selection (Alg. 2) on Fig. 3's binary problem per dataset (named per row): "
                "OOB accuracy of the ensemble of the k best subspaces by goodness; magenta: "
                "its maximum (bestK); green: test accuracy of the same prefixes (hfss-forward's "
                "stages), red: its maximum (the first, on ties). "
