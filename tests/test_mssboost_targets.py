@@ -139,3 +139,59 @@ def test_claim_helpers_on_edge_cases():
     assert np.isnan(used) and np.isnan(overall) and lenders == []
     ap = {m: np.array([0.5, 0.4]) for m in ("MSSBoost", "NSBoost", "RSBag")}
     assert best_on_frequent_sharing_labels(ap, np.array([False, False]), freq) == (0, 0)
+
+
+def test_selection_target_reads_the_records_of_the_settings_method(results, tmp_path,
+                                                                   monkeypatch):
+    """mssboost/selection trains only through the runner (one mssboost-settings run per
+    collection, resumable); rendering again reuses the record and prints the same table."""
+    spec = yaml.safe_load((CONFIGS / "mssboost" / "selection.yaml").read_text())
+    spec.pop("quick")
+    spec["datasets"] = [{"name": "trecvid-style", "label": "TRECVID-style", "role": "TREC",
+                         "params": {"random_state": 0, "scale": 0.12, "n_labels": 4}}]
+    spec["methods"][0]["params"].update(
+        gamma_grid=[0.05, 0.5], C_grid=[1.0], base_gamma_grid=[0.5, 5.0], base_C_grid=[1.0],
+        rd_grid=[0.2, 0.5], rf_grid=[0.5])
+    root = tmp_path / "configs"
+    shutil.copytree(CONFIGS, root)
+    (root / "mssboost" / "selection.yaml").write_text(yaml.safe_dump(spec))
+    monkeypatch.setattr("mlkit.targets.configs_dir", lambda: root)
+    first = _invoke("reproduce", "mssboost/selection")
+    assert first.exit_code == 0, first.output
+    assert "1 runs computed" in first.stdout
+    again = _invoke("reproduce", "mssboost/selection")
+    assert "0 runs computed, 1 reused" in again.stdout
+    table = lambda out: out[out.index("| collection"):out.index("\n\n", out.index("| coll"))]
+    assert table(first.stdout) == table(again.stdout)
+    row = [line for line in table(first.stdout).splitlines() if "TRECVID-style" in line][0]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "0.050"                                   # the paper's rho beside ours
+    assert cells[3] in ("0.050", "0.500") and cells[6] in ("0.500", "5")
+    grid = (results / "mssboost" / "selection" / "grid.csv").read_text()
+    assert grid.count("TRECVID-style,Baseline,") == 2
+    assert grid.count("TRECVID-style,Subspace,") == 2          # one row per (rd, rf)
+
+
+def test_table2_uses_the_settings_the_selection_target_chose():
+    """table2.yaml's per-collection rho, C, rd, rf are the values mssboost/selection chose
+    (copied by hand into the config): checked against the committed selection runs."""
+    import json
+
+    from mlkit.config import load_spec
+
+    runs = sorted((CONFIGS.parent / "results" / "mssboost" / "selection" / "runs").glob(
+        "*/*/*.json"))
+    if not runs:
+        pytest.skip("no committed mssboost/selection runs (results/mssboost/selection/runs)")
+    table2 = load_spec(CONFIGS / "mssboost" / "table2.yaml")
+    by_label = {d.display: d for d in table2.datasets}
+    methods = {m.display: m for m in table2.methods}
+    for path in runs:
+        rec = json.loads(path.read_text())
+        chosen, ds = rec["model"], by_label[rec["dataset"]]
+        base = ds.params_for(methods["Baseline"])
+        assert (base["gamma"], base["C"]) == (chosen["baseline_gamma"], chosen["baseline_C"])
+        for label in ("Subspace", "RSBag", "NSBoost", "MSSBoost"):
+            p = ds.params_for(methods[label])
+            assert (p["gamma"], p["C"], p["rd"], p["rf"]) == (
+                chosen["gamma"], chosen["C"], chosen["rd"], chosen["rf"]), (rec["dataset"], label)

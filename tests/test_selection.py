@@ -1,34 +1,21 @@
-"""The rd/rf selection rule of MSSBoost (Sec. 6.2.1) on GridSearchCV."""
+"""MSSBoost's settings by the paper's 2-fold CV rules (Sec. 6.2.1): the rd/rf rule, the
+Baseline's and the base models' own rho and C, and the selection as a method."""
 
 import numpy as np
 import pytest
 
-from mlkit.methods import BaselineSVM, Subspace
-from mlkit.selection import select_ratios, smallest_ratios_reaching
+from mlkit.selection import smallest_ratios_reaching
 
 
 def test_rule_picks_the_smallest_product_reaching_the_threshold():
-    results = {"param_rd": [0.1, 0.1, 0.2, 0.2, 0.05], "param_rf": [0.1, 0.5, 0.1, 0.5, 0.5],
-               "mean_test_score": [0.30, 0.50, 0.45, 0.60, 0.47]}
-    assert smallest_ratios_reaching(0.44)(results) == 2      # rd*rf = 0.02
-    assert smallest_ratios_reaching(0.46)(results) == 4
-    assert smallest_ratios_reaching(0.48)(results) == 1      # 0.05 < 0.1
-    assert smallest_ratios_reaching(0.99)(results) == 3      # none reaches: the best
-
-
-def test_select_ratios_on_data():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(240, 10))
-    Y = np.column_stack([X[:, 0] + X[:, 1] > 0, X[:, 2] > 0.3]).astype(int)
-    out = select_ratios(Subspace(gamma=0.1, random_state=0), BaselineSVM(gamma=0.1), X, Y,
-                        rd_grid=[0.1, 0.5], rf_grid=[0.2, 0.5], fraction=0.8)
-    assert out["threshold"] == 0.8 * out["baseline_map"]
-    assert len(out["grid"]) == 4
-    chosen = [g for g in out["grid"] if (g["rd"], g["rf"]) == (out["rd"], out["rf"])][0]
-    assert out["reached"] == (chosen["mean_ap"] >= out["threshold"])
-    if out["reached"]:
-        smaller = [g for g in out["grid"] if g["rd"] * g["rf"] < out["rd"] * out["rf"]]
-        assert all(g["mean_ap"] < out["threshold"] for g in smaller)
+    grid = [{"rd": a, "rf": b, "mean_ap": m} for a, b, m in
+            [(0.1, 0.1, 0.30), (0.1, 0.5, 0.50), (0.2, 0.1, 0.45), (0.2, 0.5, 0.60),
+             (0.05, 0.5, 0.47)]]
+    pick = lambda t: smallest_ratios_reaching(grid, t)
+    assert pick(0.44) == (grid[2], True)      # rd*rf = 0.02
+    assert pick(0.46) == (grid[4], True)      # 0.025, below 0.05
+    assert pick(0.48) == (grid[1], True)      # rd*rf 0.05 each: then the smaller rd
+    assert pick(0.99) == (grid[3], False)     # none reaches: the best
 
 
 def _redundant_features(seed=0, n=300, m=40):
@@ -84,3 +71,40 @@ def test_base_models_get_their_own_wider_gamma_on_small_subspaces():
     assert (out["gamma"], out["C"], out["subspace_map"]) == (first["gamma"], first["C"],
                                                              first["mean_ap"])
     assert 0 < out["baseline_sv_fraction"] < 1
+
+
+def test_a_label_with_one_class_in_a_fold_is_left_out_of_that_fold():
+    from mlkit.methods import BaselineSVM
+    from mlkit.selection import _fold_score
+
+    X, Y = _redundant_features()
+    train, test = np.arange(0, 200), np.arange(200, 300)
+    rare = np.zeros(len(Y), int)
+    rare[250] = 1                                # a positive in the test part only
+    with_rare = np.column_stack([Y, rare])
+    est = BaselineSVM(gamma=0.03)
+    assert _fold_score(est, X, with_rare, train, test) == _fold_score(est, X, Y, train, test)
+
+
+def test_settings_method_records_its_choices_and_scores_with_the_chosen_baseline():
+    from mlkit.methods import BaselineSVM
+    from mlkit.metrics import mean_average_precision_score
+    from mlkit.papers.mssboost.settings import MSSBoostSettings
+    from mlkit.selection import select_mssboost_settings
+
+    X, Y = _redundant_features()
+    grids = dict(gamma_grid=[0.01, 0.1], C_grid=[1.0], base_gamma_grid=[0.1, 1.0],
+                 base_C_grid=[1.0], rd_grid=[0.3, 0.6], rf_grid=[0.1, 0.5])
+    est = MSSBoostSettings(**grids, random_state=0).fit(X[:200], Y[:200])
+    direct = select_mssboost_settings(X[:200], Y[:200], **grids, random_state=0)
+    rec = est.run_record_extras()
+    for key in ("baseline_gamma", "baseline_C", "gamma", "C", "rd", "rf", "reached",
+                "baseline_sv_fraction"):
+        assert rec[key] == direct[key]
+    assert len(rec["grid"]) == 4 and len(rec["baseline_grid"]) == 2
+    ref = BaselineSVM(gamma=direct["baseline_gamma"], C=direct["baseline_C"]).fit(X[:200],
+                                                                                  Y[:200])
+    np.testing.assert_allclose(est.decision_function(X[200:]), ref.decision_function(X[200:]))
+    assert mean_average_precision_score(Y[200:], est.decision_function(X[200:])) > 0.8
+    with pytest.raises(ValueError, match="rd_grid"):
+        MSSBoostSettings(**{**grids, "rd_grid": [0.5, 2.0]}).fit(X, Y)
