@@ -18,7 +18,7 @@ from mlkit.experiment import make_splits
 from mlkit.papers.hfss.data import (all_pairs, choose_pair, hfss_accuracy, load_hfss_subset,
                                     pair_difficulty, pair_training_rows, typical_pair)
 from mlkit.papers.hfss.renderers import (ensemble_summary, normalised_goodness,
-                                        oob_test_pairs, roughness)
+                                        oob_test_pairs, problem_average_accuracy, roughness)
 
 from .conftest import CONFIGS
 
@@ -96,6 +96,7 @@ def test_every_target_quick_on_synthetic(tiny, results):
     assert "93.37 ± 6.20" in outputs["bestk"] and "3.18" in outputs["bestk"]
     assert "92.57 ± 6.61" in outputs["table2"] and "12.41" in outputs["table2"]
     assert "84.38 ± 9.13" in outputs["table3"] and "88.83 ± 7.71" in outputs["table3"]
+    assert "ours % (per problem)" in outputs["table3"]
     assert "sea water (84) vs remnant (42)" in outputs["fig3"]     # the paper's pair
     # the curve tables hold one point per weak SVM: 3 rounds x 9 subspaces for fig3
     curve = (results / "hfss" / "fig3-quick" / "curve.csv").read_text().splitlines()
@@ -248,3 +249,13 @@ def test_per_problem_test_accuracy_is_used_when_recorded():
     assert mean == pytest.approx(77.5) and sd == pytest.approx(np.std([85, 70], ddof=1))
     assert ensemble_summary([rec([0.9, 0.8])])["test_problems"] is None
     assert oob_test_pairs([rec([0.9])]).shape == (0, 2)
+
+
+def test_table3_entry_averages_each_problem_over_repetitions_first():
+    recs = [{"test_extras": {"problem_test": [0.9, 0.6, None]}},
+            {"test_extras": {"problem_test": [0.7, 0.8, 1.0]}}]
+    mean, sd = problem_average_accuracy(recs)
+    per_problem = np.array([80.0, 70.0, 100.0])        # problem 3: its one repetition
+    assert mean == pytest.approx(per_problem.mean())
+    assert sd == pytest.approx(per_problem.std(ddof=1))
+    assert problem_average_accuracy([{"metrics": {"accuracy": 0.5}}]) is None
