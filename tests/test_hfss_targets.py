@@ -142,16 +142,24 @@ def test_claims_follow_the_thresholds_on_real_data(tiny, data_mirror):
 def test_typical_pair_rule():
     pairs = [(0, 1), (0, 2), (1, 2), (0, 3)]
     counts = [100, 50, 90, 300]
-    # mean error 0.1: (1, 2) at 0.1 is nearest; the trivial (0, 1) is never picked
-    assert typical_pair(pairs, [0.0, 0.3, 0.1, 0.0], counts)[0] == (1, 2)
+
+    def pick(errors, **kw):
+        return typical_pair(pairs, errors, counts, **kw)
+
+    # "max": the hardest pair
+    assert pick([0.0, 0.3, 0.1, 0.0]) == ((0, 2), 0.3, 2)
+    # "mean" (0.1): (1, 2) at 0.1 is nearest; the trivial (0, 1) is never picked
+    assert pick([0.0, 0.3, 0.1, 0.0], difficulty="mean")[0] == (1, 2)
     # the trivial pairs count in the mean (0.075) but are left out: (1, 2) at 0.1 is nearest
-    pair, mean, nontrivial = typical_pair(pairs, [0.0, 0.2, 0.1, 0.0], counts)
+    pair, mean, nontrivial = pick([0.0, 0.2, 0.1, 0.0], difficulty="mean")
     assert (pair, nontrivial) == ((1, 2), 2) and mean == pytest.approx(0.075)
-    # equal distance to the mean: the size ratio nearest 1:2 (or 1:1) wins
-    assert typical_pair(pairs, [0.1, 0.1, 0.1, 0.1], counts)[0] == (0, 1)     # 100:50
-    assert typical_pair(pairs, [0.1, 0.1, 0.1, 0.1], counts, ratio=1.0)[0] == (0, 2)
-    # every pair trivial: all are candidates
-    assert typical_pair(pairs, [0, 0, 0, 0], counts, ratio=1.0)[0] == (0, 2)
+    # equal difficulty: the size ratio nearest 1:2 (or 1:1) wins
+    for how in ("max", "mean"):
+        assert pick([0.1] * 4, difficulty=how)[0] == (0, 1)                # 100:50
+        assert pick([0.1] * 4, difficulty=how, ratio=1.0)[0] == (0, 2)     # 100:90
+        assert pick([0.0] * 4, difficulty=how, ratio=1.0)[0] == (0, 2)     # all trivial
+    with pytest.raises(MlkitError, match="difficulty"):
+        pick([0.1] * 4, difficulty="median")
     assert all_pairs([10, 0, 20]) == [(0, 2)]          # a removed class is never in a pair
     with pytest.raises(MlkitError):
         all_pairs([10, 0, 0])
@@ -186,7 +194,7 @@ def test_auto_pair_trains_on_the_runners_training_part():
                            classes=["sea water", "remnant", "grass"], pair="auto")
     a, b, why = choose_pair(data)
     assert sub.class_names == [data.class_names[a], data.class_names[b]]
-    assert "CV error" in why and "nearest the mean" in why and why in sub.name
+    assert "CV error" in why and "the highest" in why and why in sub.name
     # the runner's split of the loaded problem = the rows the rule scored
     split = make_splits(sub, ProtocolSpec(split="holdout", test_size=0.2, seed=0,
                                           stratify=True))[0]
@@ -202,7 +210,7 @@ def test_fig3_config_pairs():
             if p["source"] == "hfss-synthetic":
                 assert p["pair"] == ["sea water", "remnant"]          # the spec's pair
             else:          # the rule scores the training part of the runner's own split
-                assert p["pair"] == "auto"
+                assert p["pair"] == "auto" and p["difficulty"] == "max"
                 assert p["split_test_size"] == cfg["protocol"]["test_size"]
                 assert p["split_seed"] == cfg["protocol"]["seed"]
 

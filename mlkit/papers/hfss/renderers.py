@@ -380,8 +380,8 @@ def render_curves(result, out_dir, spec):
     caption = (f"{spec.title}. {opts.method}: OOB (blue) and test (green) accuracy after each "
                "weak SVM (rounds i, subspaces j inside) for one binary problem per dataset: "
                "the paper's pair (sea water vs remnant) on hfss-synthetic; on the real "
-               "datasets the non-trivial pair of typical difficulty (its one-shot SVM CV error "
-               "on the training part nearest the mean over all pairs), named per row; roughness: "
+               "datasets the hardest pair by the one-shot SVM's CV error on the training "
+               "part (see the problem column), named per row; roughness: "
                "mean |change| of the OOB curve over its last two thirds. "
                f"{provenance_caption(result)} {opts.caption}").strip()
     name = spec.artifact
