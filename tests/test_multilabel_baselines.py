@@ -29,11 +29,13 @@ def test_baseline_is_one_svm_per_label():
 def test_bagging_averages_svms_on_bootstraps_of_n_draws():
     X, Y = _data()
     model = BaggingSVM(4, gamma=0.2, random_state=3).fit(X, Y)
-    rng = np.random.RandomState(3)
+    # the shared bootstrap (N draws), seeded from random_state as the class does
+    rng = np.random.default_rng(np.random.RandomState(3).randint(np.iinfo(np.int32).max))
     F = np.zeros(Y.shape)
     for l in range(Y.shape[1]):
         for _ in range(4):
-            s = rng.randint(len(X), size=len(X))
+            s = rng.integers(0, len(X), len(X))
+            assert np.ptp(Y[s, l]) > 0            # both classes drawn (none redrawn here)
             F[:, l] += SVC(gamma=0.2).fit(X[s], Y[s, l]).decision_function(X) / 4
     # duplicates are folded into sample weights (the same SVM problem): equal up to the
     # stopping tolerance of libsvm (tol=1e-3); test_fit_on_sample_* checks it exactly

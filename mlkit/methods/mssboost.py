@@ -231,8 +231,6 @@ class _SubspaceEnsemble(MultiLabelClassifier):
         "gamma": [Interval(Real, 0, None, closed="neither")],
         "C": [Interval(Real, 0, None, closed="neither")],
         "score_bound": [StrOptions(set(BOUNDS))],
-        "chi2_filter": ["boolean"],
-        "chi2_p_value": [Interval(Real, 0, 1, closed="neither")],
         "kernel_dtype": [StrOptions(set(KERNEL_DTYPES))],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -242,8 +240,8 @@ class _SubspaceEnsemble(MultiLabelClassifier):
     numerics_revision = 2
 
     def __init__(self, n_estimators=100, *, base_learner="svm", rd=0.1, rf=0.1, gamma=0.05,
-                 C=1.0, score_bound="clip", chi2_filter=False, chi2_p_value=0.025,
-                 kernel_dtype="float64", n_jobs=None, random_state=None):
+                 C=1.0, score_bound="clip", kernel_dtype="float64", n_jobs=None,
+                 random_state=None):
         self.n_estimators = n_estimators
         self.base_learner = base_learner
         self.rd = rd
@@ -251,8 +249,6 @@ class _SubspaceEnsemble(MultiLabelClassifier):
         self.gamma = gamma
         self.C = C
         self.score_bound = score_bound
-        self.chi2_filter = chi2_filter
-        self.chi2_p_value = chi2_p_value
         self.kernel_dtype = kernel_dtype
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -419,10 +415,6 @@ class RSBag(_SubspaceEnsemble):
         base model, apart from the Baseline's ``C``.
     score_bound : {"clip", "tanh", "sign"}, default="clip"
         How a base model's score is bounded to [-1, 1]; not stated in the paper.
-    chi2_filter : bool, default=False
-        Unused by RSBag (all weights are fixed); kept so the three methods share parameters.
-    chi2_p_value : float, default=0.025
-        See ``chi2_filter``.
     kernel_dtype : {"float64", "float32"}, default="float64"
         Precision of the RBF-SVM base models' kernel when they are scored (never when they
         are fitted). "float32" halves the scoring cost; it moves decision values by about
@@ -482,6 +474,8 @@ class _SubspaceBoosting(_SubspaceEnsemble):
 
     _parameter_constraints = {
         **_SubspaceEnsemble._parameter_constraints,
+        "chi2_filter": ["boolean"],
+        "chi2_p_value": [Interval(Real, 0, 1, closed="neither")],
         "n_candidates": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"zero", "prior"})],
         "selection_subsample": [Interval(Real, 0, 1, closed="right"), None],
@@ -493,9 +487,10 @@ class _SubspaceBoosting(_SubspaceEnsemble):
                  n_candidates=1, init="zero", selection_subsample=None, shortlist=None,
                  kernel_dtype="float64", n_jobs=None, random_state=None):
         super().__init__(n_estimators, base_learner=base_learner, rd=rd, rf=rf, gamma=gamma,
-                         C=C, score_bound=score_bound, chi2_filter=chi2_filter,
-                         chi2_p_value=chi2_p_value, kernel_dtype=kernel_dtype, n_jobs=n_jobs,
+                         C=C, score_bound=score_bound, kernel_dtype=kernel_dtype, n_jobs=n_jobs,
                          random_state=random_state)
+        self.chi2_filter = chi2_filter
+        self.chi2_p_value = chi2_p_value
         self.n_candidates = n_candidates
         self.init = init
         self.selection_subsample = selection_subsample

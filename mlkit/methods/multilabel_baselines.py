@@ -22,22 +22,10 @@ from sklearn.utils._param_validation import Interval
 from ..registry import METHODS
 from ._base_models import svm_scores
 from ._multilabel import MultiLabelClassifier
-from ._sampling import fit_on_sample
+from ._sampling import bootstrap, fit_on_sample
 from .mssboost import RSBag
 
 __all__ = ["BaselineSVM", "BaggingSVM", "Subspace"]
-
-
-def _two_class_bootstrap(y, rng, max_tries=100):
-    """N draws with replacement that hold both classes (redrawn when one is missing, which
-    happens for rare labels); an error after ``max_tries``."""
-    n = len(y)
-    for _ in range(max_tries):
-        samples = rng.randint(n, size=n)
-        if np.ptp(y[samples]) > 0:
-            return samples
-    raise ValueError(f"no bootstrap sample of {n} draws in {max_tries} held both classes; "
-                     "the label has too few positives for bagging")
 
 
 def _fit_svc(X, y, samples, gamma, C):
@@ -78,7 +66,7 @@ class BaggingSVM(MultiLabelClassifier):
         "random_state": ["random_state"],
     }
     _bootstrap = True
-    numerics_revision = 1
+    numerics_revision = 2     # 2: bootstraps by the shared sampling.bootstrap (Generator)
 
     #: constructor parameters that make the common tests' fits fast
     _quick_params = dict(n_estimators=3, gamma=0.5, random_state=0)
@@ -97,11 +85,14 @@ class BaggingSVM(MultiLabelClassifier):
         """Fit the SVMs of every label (in parallel over labels and bags)."""
         X, Y = self._check_fit_input(X, Y)
         n, n_labels = Y.shape
-        rng = check_random_state(getattr(self, "random_state", None))
+        # one seed from the sklearn-style random_state, then numpy's Generator
+        rng = np.random.default_rng(check_random_state(getattr(self, "random_state", None))
+                                    .randint(np.iinfo(np.int32).max))
         jobs = []
         for l in range(n_labels):
             for _ in range(self._n_models()):
-                samples = _two_class_bootstrap(Y[:, l], rng) if self._bootstrap else None
+                # N draws holding both classes (redrawn for rare labels)
+                samples = bootstrap(n, rng, y=Y[:, l]) if self._bootstrap else None
                 jobs.append((l, samples))
         fitted = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(_fit_svc)(X, Y[:, l], s, self.gamma, self.C) for l, s in jobs)
@@ -169,6 +160,7 @@ class BaselineSVM(BaggingSVM):
     _parameter_constraints = {k: v for k, v in BaggingSVM._parameter_constraints.items()
                               if k not in ("n_estimators", "random_state")}
     _bootstrap = False
+    numerics_revision = 1     # draws no bootstrap: BaggingSVM's revision 2 changed nothing here
 
     #: constructor parameters that make the common tests' fits fast
     _quick_params = dict(gamma=0.5)
@@ -197,16 +189,14 @@ class Subspace(RSBag):
     _quick_params = dict(base_learner="stump", rd=0.5, rf=1.0, random_state=0)
 
     def __init__(self, *, base_learner="svm", rd=0.1, rf=0.1, gamma=0.05, C=1.0,
-                 score_bound="clip", chi2_filter=False, chi2_p_value=0.025,
-                 kernel_dtype="float64", n_jobs=None, random_state=None):
+                 score_bound="clip", kernel_dtype="float64", n_jobs=None,
+                 random_state=None):
         self.base_learner = base_learner
         self.rd = rd
         self.rf = rf
         self.gamma = gamma
         self.C = C
         self.score_bound = score_bound
-        self.chi2_filter = chi2_filter
-        self.chi2_p_value = chi2_p_value
         self.kernel_dtype = kernel_dtype
         self.n_jobs = n_jobs
         self.random_state = random_state
