@@ -339,6 +339,30 @@ def regress(ctx, targets, update, fast, jobs):
         ctx.exit(1)
 
 
+@cli.command("report")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The page to write or check (default: REPRODUCTION.md beside results/).")
+@click.option("--check", is_flag=True,
+              help="Write nothing; exit 1 when the page differs from what the results give.")
+@click.option("--untracked", is_flag=True,
+              help="Also read results git does not track (e.g. --quick runs): a local look, "
+                   "not the committed page.")
+@click.pass_context
+def report_cmd(ctx, out, check, untracked):
+    """Write REPRODUCTION.md from the saved results (no retraining): per paper, every target
+    paper vs ours with the difference, its figure and data, the claims, the environment."""
+    from .report.reproduction import report
+
+    line, files, problems = report(out, check=check, untracked=untracked)
+    if problems:
+        click.echo(f"mlkit: {problems[0]}; regenerate with `mlkit report` and commit",
+                   err=True)
+        ctx.exit(1)
+    _say(ctx, line)
+    for path in files:
+        click.echo(f"{'up to date' if check else 'wrote'} {path}")
+
+
 def main():
     """The console entry point: SIGINT exits 130 and SIGTERM 143, after stopping the
     parallel workers (the runs finished so far are saved: each record is written when its

@@ -1,0 +1,320 @@
+"""The reproduction report: ``REPRODUCTION.md`` built from the saved results, never by training.
+
+For every registered target of every paper it reads what ``mlkit reproduce`` left in
+``results/<paper>/<artifact>/`` (``-quick/`` for ``--quick``): ``summary.json`` (the
+headline figures), the tables (``table.md``/``.csv`` and any other table with paper/ours
+columns: :mod:`~mlkit.report.reproduction_cells` compares their cells), the PNG figures and
+``manifest.json`` (versions, machine, git revision, wall time); it runs the paper's claims
+(those of ``mlkit verify``) and renders the page with :mod:`~mlkit.report.reproduction_page`.
+What it reads is a :class:`~mlkit.report.reproduction_view.ResultsView`: in a git checkout,
+the committed files only.
+
+Only full runs count: a target with ``--quick`` results alone is shown, labelled "quick", and
+never counted as reproduced; so is a claim whose verdict says it was measured on quick
+results ("quick results in ...", the claims' convention).
+"""
+
+import difflib
+import importlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .._errors import MlkitError
+from .._io import read_json, write_text
+from ..registry import CLAIMS, DATASETS, TARGETS
+from ..targets import results_root, target_spec
+from ..verify import claims_of
+from .reproduction_cells import Cell, compare_cell, read_cells
+from .reproduction_view import ResultsView
+
+__all__ = ["Cell", "TableReport", "TargetReport", "ClaimReport", "PaperReport", "ResultsView",
+           "FULL", "QUICK", "NOT_RUN", "collect", "compare_cell", "read_cells",
+           "summary_numbers", "build_page", "default_page_path", "check_page", "report",
+           "README_ROW", "readme_row", "readme_with_row"]
+
+FULL, QUICK, NOT_RUN = "full run", "quick run only", "not run"
+
+
+# -- what the page shows -----------------------------------------------------------------
+@dataclass(frozen=True)
+class TableReport:
+    """One table of a target: the file shown as its link, its key columns, its cells."""
+
+    path: Path
+    keys: tuple
+    cells: tuple
+
+
+@dataclass
+class TargetReport:
+    name: str
+    paper: str
+    artifact: str
+    title: str
+    status: str
+    out_dir: Optional[Path] = None
+    tables: list = field(default_factory=list)      # [TableReport]
+    figures: list = field(default_factory=list)     # paths of the PNG figures
+    data: list = field(default_factory=list)        # one line per dataset
+    headline: dict = field(default_factory=dict)    # summary.json figures
+    manifest: Optional[dict] = None
+
+    @property
+    def cells(self):
+        return [c for t in self.tables for c in t.cells]
+
+    @property
+    def counted(self):
+        """The cells that count: those with a paper number, of a full run."""
+        return [c for c in self.cells if c.within is not None] if self.status == FULL else []
+
+
+@dataclass(frozen=True)
+class ClaimReport:
+    number: str
+    statement: str
+    verdict: str            # PASS, FAIL, NOT RUN, ERROR
+    measured: str
+    quick: bool = False
+
+    @property
+    def passed(self):
+        return self.verdict == "PASS" and not self.quick
+
+
+@dataclass
+class PaperReport:
+    paper: str
+    title: str
+    targets: list
+    claims: list
+
+    @property
+    def reproduced(self):
+        return sum(t.status == FULL for t in self.targets)
+
+    @property
+    def quick_only(self):
+        return sum(t.status == QUICK for t in self.targets)
+
+    @property
+    def cells(self):
+        return [c for t in self.targets for c in t.counted]
+
+
+# -- targets ------------------------------------------------------------------------------
+def _role(role):
+    return "the paper's own data" if role.lower() == "paper" else f"`{role}`"
+
+
+def _data_lines(target, manifest):
+    """One line per dataset the target's runs use: real, real substitute in a paper role,
+    or synthetic (the loaded data's flag from the manifest, else the dataset registry's,
+    of the dataset it is a view of when its ``params`` name a registered ``source``)."""
+    try:
+        _, run_spec = target_spec(target)
+    except MlkitError as exc:        # shown with the configs folder as it is in the clone
+        where = str(target.config_path.parent.parent) + os.sep
+        return [f"config error: {str(exc).replace(where, 'configs/')}"]
+    loaded = (manifest or {}).get("datasets", {})
+    lines = []
+    for d in run_spec.datasets:
+        label = d.display
+        if label in loaded and "synthetic" in loaded[label]:
+            synthetic = bool(loaded[label]["synthetic"])
+        elif d.name is not None:
+            source = d.params.get("source")
+            name = source if isinstance(source, str) and source in DATASETS else d.name
+            synthetic = bool(DATASETS.entry(name).meta.get("synthetic", False))
+        else:
+            synthetic = False       # a user's own file
+        source = f" ({d.name})" if d.name and d.name != label else ""
+        if synthetic:
+            kind = "synthetic" + (f", in the role of {_role(d.role)}" if d.role else "")
+        else:
+            kind = f"real substitute in the role of {_role(d.role)}" if d.role else "real"
+        lines.append(f"`{label}`{source}: {kind}")
+    return lines
+
+
+def _target_report(target, view):
+    out, status = view.target_dir(target, quick=False), FULL
+    if out is None:
+        out, status = view.target_dir(target, quick=True), QUICK
+    if out is None:
+        status = NOT_RUN
+    rep = TargetReport(target.name, target.paper, target.artifact, target.summary, status, out)
+    if out is not None:
+        rep.manifest = read_json(out / "manifest.json")
+        rep.headline = read_json(out / "summary.json").get("figures", {})
+        csvs = sorted(out.glob("*.csv"), key=lambda p: (p.stem != "table", p.name))
+        for csv_path in (p for p in csvs if view.has(p)):
+            keys, cells = read_cells(csv_path)
+            if csv_path.stem == "table" or cells:
+                md = csv_path.with_suffix(".md")
+                rep.tables.append(TableReport(md if view.has(md) else csv_path, tuple(keys),
+                                              tuple(cells)))
+        rep.figures = [p for p in sorted(out.glob("*.png")) if view.has(p)]
+    rep.data = _data_lines(target, rep.manifest)
+    return rep
+
+
+# -- claims -------------------------------------------------------------------------------
+_VERDICT = {True: "PASS", False: "FAIL", None: "NOT RUN"}
+
+
+def _claim_reports(paper, shown_root, claims_root):
+    """The claims of ``paper`` (``mlkit verify``), results paths shown under ``shown_root``."""
+    if CLAIMS.peek(paper) is None:
+        return []
+    out = []
+    # claim by claim, in ``mlkit verify``'s order, so one that cannot read its results (a
+    # user error, e.g. its dataset is not at hand) is an ERROR line, not a missing page
+    for claim in sorted(claims_of(paper), key=lambda c: (len(c.number), c.number)):
+        try:
+            res = claim.check()
+        except MlkitError as exc:
+            out.append(ClaimReport(claim.number, claim.statement, "ERROR",
+                                   str(exc).replace(claims_root, shown_root)))
+            continue
+        measured = " ".join(str(res.measured).split()).replace(claims_root, shown_root)
+        quick = res.passed is not None and "quick results in" in measured
+        out.append(ClaimReport(claim.number, claim.statement, _VERDICT[res.passed], measured,
+                               quick))
+    return out
+
+
+def _paper_title(paper):
+    """The paper's citation: the first phrase of its package's docstring, else its name."""
+    try:
+        doc = importlib.import_module(f"mlkit.papers.{paper}").__doc__ or ""
+    except ImportError:
+        doc = ""
+    first = " ".join(doc.strip().split("\n\n")[0].split())
+    return re.split(r":\s", first, maxsplit=1)[0].strip() if first else paper
+
+
+def collect(papers=None, *, view=None, page_dir=None):
+    """[:class:`PaperReport`] of ``papers`` (default: every paper with a target or a claim),
+    read through ``view`` (a :class:`ResultsView`); paths in claims are shown relative to
+    ``page_dir``."""
+    view = view or ResultsView()
+    targets = [TARGETS.get(n) for n in TARGETS.names()]
+    if papers is None:
+        papers = sorted({t.paper for t in targets} | set(CLAIMS.names()))
+    page_dir = Path(page_dir) if page_dir is not None else view.root.resolve().parent
+    shown = Path(os.path.relpath(view.root.resolve(), page_dir.resolve())).as_posix()
+    reports = []
+    with view.for_claims() as claims_root:
+        for paper in papers:
+            mine = [_target_report(t, view) for t in targets if t.paper == paper]
+            claims = _claim_reports(paper, shown, claims_root)
+            reports.append(PaperReport(paper, _paper_title(paper), mine, claims))
+    return reports
+
+
+# -- the page -----------------------------------------------------------------------------
+def summary_numbers(reports):
+    """{paper: (targets reproduced, targets, cells within, cells, claims passing, claims)}
+    and the same for "all"."""
+    out = {}
+    for r in reports:
+        cells = r.cells
+        out[r.paper] = (r.reproduced, len(r.targets), sum(c.within for c in cells), len(cells),
+                        sum(c.passed for c in r.claims), len(r.claims))
+    out["all"] = tuple(sum(v[i] for v in out.values()) for i in range(6))
+    return out
+
+
+def default_page_path(view=None):
+    """``REPRODUCTION.md`` beside the results folder (the project root)."""
+    root = (view.root if view is not None else results_root()).resolve()
+    return root.parent / "REPRODUCTION.md"
+
+
+def build_page(papers=None, *, view=None, page_path=None):
+    """(the page's Markdown text, [PaperReport])."""
+    from .reproduction_page import render_page
+
+    view = view or ResultsView()
+    page_path = Path(page_path) if page_path is not None else default_page_path(view)
+    reports = collect(papers, view=view, page_dir=page_path.parent)
+    return render_page(reports, view, page_path.parent), reports
+
+
+def check_page(page_path, text):
+    """None when the file at ``page_path`` holds ``text``, else one line saying what differs."""
+    page_path = Path(page_path)
+    if not page_path.is_file():
+        return f"{page_path} does not exist"
+    old = page_path.read_text(encoding="utf-8")
+    if old == text:
+        return None
+    old_lines, new_lines = old.splitlines(), text.splitlines()
+    for n, (a, b) in enumerate(zip(old_lines, new_lines), 1):
+        if a != b:
+            break
+    else:
+        n = min(len(old_lines), len(new_lines)) + 1
+    got = old_lines[n - 1] if n <= len(old_lines) else "(end of file)"
+    want = new_lines[n - 1] if n <= len(new_lines) else "(end of file)"
+    changed = sum(1 for d in difflib.unified_diff(old_lines, new_lines, n=0, lineterm="")
+                  if d[:1] in "+-" and not d.startswith(("+++", "---")))
+    return (f"{page_path} differs from what the saved results give at line {n} ({changed} "
+            f"changed line{'s' if changed != 1 else ''}): it has {_clip(got)!r}, the results "
+            f"give {_clip(want)!r}")
+
+
+def _clip(text, width=60):
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+# -- the README's status row --------------------------------------------------------------
+README_ROW = "| **[Reproduction report](REPRODUCTION.md)**"
+
+
+def readme_row(numbers):
+    """The README status-table row linking the page, with its summary ``numbers`` (targets
+    reproduced, targets, cells within, cells, claims passing, claims)."""
+    t, nt, c, nc, p, npass = numbers
+    return (f"{README_ROW}: every target, paper vs ours | all | {t} of {nt} targets reproduced "
+            f"in full, {c} of {nc} table cells within the paper's spread, {p} of {npass} "
+            "claims passing (`mlkit report` writes it from the committed results; CI checks "
+            "it) |")
+
+
+def readme_with_row(readme_text, row):
+    """``readme_text`` with its reproduction-report row replaced by ``row`` (unchanged when
+    it has no such row)."""
+    lines = readme_text.split("\n")
+    return "\n".join(row if line.startswith(README_ROW) else line for line in lines)
+
+
+def report(out=None, *, check=False, untracked=False):
+    """Write (or with ``check`` compare) the page at ``out`` (default: REPRODUCTION.md beside
+    the results folder, and then the README's status row beside it too). Returns (summary
+    line, [the files written or checked], [problems]): with ``check``, one line per file
+    that differs."""
+    view = ResultsView(untracked=untracked)
+    page = Path(out) if out is not None else default_page_path(view)
+    text, reports = build_page(view=view, page_path=page)
+    numbers = summary_numbers(reports)["all"]
+    t, nt, c, nc, p, npass = numbers
+    line = (f"{t}/{nt} targets reproduced, {c}/{nc} cells within spread, {p}/{npass} claims "
+            "passing")
+    files = [(page, text)]
+    readme = page.parent / "README.md"
+    if out is None and readme.is_file():
+        old = readme.read_text(encoding="utf-8")
+        new = readme_with_row(old, readme_row(numbers))
+        if new != old or check:
+            files.append((readme, new))
+    if check:
+        problems = [msg for msg in (check_page(path, want) for path, want in files) if msg]
+        return line, [path for path, _ in files], problems
+    for path, want in files:
+        write_text(path, want)
+    return line, [path for path, _ in files], []

@@ -1,0 +1,252 @@
+"""The Markdown of ``REPRODUCTION.md`` from the reports of :mod:`mlkit.report.reproduction`.
+
+Everything on the page comes from the saved results and the registries, in a fixed order
+(papers and targets by name, claims by number), and nothing from the machine or the moment
+the page is built, so the same results give the same page everywhere.
+"""
+
+import json
+import os
+from pathlib import Path
+
+from .reproduction import FULL, NOT_RUN, QUICK, summary_numbers
+
+__all__ = ["render_page"]
+
+OUTSIDE = "✗"
+_ESCAPES = str.maketrans({"|": r"\|", "<": "&lt;", "~": r"\~", "*": r"\*", "\n": " "})
+
+
+def _md(text):
+    """A table cell's text, safe in a GitHub Markdown table."""
+    return str(text).translate(_ESCAPES)
+
+
+def _link(path, page_dir):
+    return Path(os.path.relpath(Path(path).resolve(), page_dir.resolve())).as_posix()
+
+
+def _anchor(name):
+    return name.replace("/", "-")
+
+
+def _table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _ratio(k, n):
+    return f"{k} / {n}"
+
+
+def _claims_note(claims):
+    counts = {}
+    for c in claims:
+        key = c.verdict + (" on quick results" if c.quick else "")
+        counts[key] = counts.get(key, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items()) if k != "PASS")
+
+
+def _summary(reports):
+    nums = summary_numbers(reports)
+    rows = []
+    for r in reports:
+        t, nt, c, nc, p, npass = nums[r.paper]
+        quick = f" ({r.quick_only} quick only)" if r.quick_only else ""
+        note = _claims_note(r.claims)
+        rows.append([f"[`{r.paper}`](#{_anchor(r.paper)}): {_md(r.title)}",
+                     _ratio(t, nt) + quick, _ratio(c, nc),
+                     _ratio(p, npass) + (f" ({note})" if note else "")])
+    t, nt, c, nc, p, npass = nums["all"]
+    rows.append(["**all papers**", f"**{_ratio(t, nt)}**", f"**{_ratio(c, nc)}**",
+                 f"**{_ratio(p, npass)}**"])
+    lines = ["## Summary", ""]
+    lines += _table(["paper", "targets reproduced (full run)", "cells within spread",
+                     "claims passing"], rows)
+    lines += [
+        "",
+        "* **targets reproduced**: registered targets (`mlkit list targets`) with results of "
+        "the full protocol. Results of the `--quick` settings alone are shown, labelled "
+        "*quick*, and never counted.",
+        "* **cells within spread**: the table cells of full runs where the paper prints a "
+        "number; ours is within when it is at most the paper's ± spread away, or 2 points "
+        "where the paper gives no spread (2 on a percentage or count scale, 0.02 where both "
+        f"numbers are fractions). {OUTSIDE} marks a difference outside it.",
+        "* **claims passing**: the verdicts of `mlkit verify PAPER` that PASS on full "
+        "results, of all the paper's claims (a verdict on quick results is labelled and not "
+        "counted).",
+    ]
+    return lines
+
+
+def _kinds(data):
+    kinds = []
+    for line in data:
+        kind = line.split(": ", 1)[-1]
+        kind = ("synthetic" if kind.startswith("synthetic") else
+                "real substitute" if kind.startswith("real substitute") else
+                "real" if kind == "real" else kind)
+        if kind not in kinds:
+            kinds.append(kind)
+    return ", ".join(kinds)
+
+
+def _cells_cell(t):
+    if t.status == NOT_RUN:
+        return "-"
+    cells = [c for c in t.cells if c.within is not None]
+    if not cells:
+        return "no paper numbers"
+    text = _ratio(sum(c.within for c in cells), len(cells))
+    return text + " (quick)" if t.status == QUICK else text
+
+
+def _status(t):
+    return {FULL: "full run", QUICK: "*quick* run only", NOT_RUN: "not run"}[t.status]
+
+
+def _claims(paper, claims):
+    lines = [f"### Claims (`mlkit verify {paper}`)", ""]
+    if not claims:
+        return lines + ["The paper has no registered claims.", ""]
+    rows = []
+    for c in claims:
+        verdict = f"**{c.verdict}**" if c.verdict in ("FAIL", "ERROR") else c.verdict
+        if c.quick:
+            verdict += " (*quick*)"
+        rows.append([c.number, verdict, _md(c.statement), _md(c.measured)])
+    return lines + _table(["claim", "verdict", "statement", "measured"], rows) + [""]
+
+
+def _cells_table(table):
+    rows = []
+    for c in table.cells:
+        diff = _md(c.difference)
+        if c.within is False:
+            diff = f"**{diff}** {OUTSIDE}"
+        elif c.within is None:
+            diff = "not compared"
+        rows.append([_md(k) for k in c.keys] + [_md(c.quantity), _md(c.paper), _md(c.ours),
+                                                diff, _md(c.tolerance)])
+    return _table([_md(k) for k in table.keys] + ["quantity", "paper", "ours", "ours − paper",
+                                                 "allowed"], rows)
+
+
+def _target(t, page_dir):
+    lines = [f'<a id="{_anchor(t.name)}"></a>', "",
+             f"### `{t.name}`: {_md(t.title)}" if t.title else f"### `{t.name}`", ""]
+    if t.status == NOT_RUN:
+        lines += [f"Status: **not run** (`mlkit reproduce {t.name}`).", ""]
+    else:
+        quick = " (the `--quick` settings: shown, not counted)" if t.status == QUICK else ""
+        tables = ", ".join(f"[{x.path.name}]({_link(x.path, page_dir)})" for x in t.tables)
+        lines += [f"Status: **{t.status}**{quick}. Results: "
+                  f"[`{_link(t.out_dir, page_dir)}/`]({_link(t.out_dir, page_dir)})"
+                  + (f"; full table: {tables}" if tables else "") + ".", ""]
+    if t.data:
+        lines += ["Data: " + "; ".join(t.data) + ".", ""]
+    if t.status == NOT_RUN:
+        return lines
+    for table in t.tables:
+        if table.cells:
+            title = f"From [{table.path.name}]({_link(table.path, page_dir)}):" \
+                if len(t.tables) > 1 else ""
+            lines += ([title, ""] if title else []) + _cells_table(table) + [""]
+    if not t.cells:
+        lines += ["The paper prints no number for this target: ours are in its table.", ""]
+    for png in t.figures:
+        lines += [f"![{t.name}: {png.name}]({_link(png, page_dir)})", ""]
+    if t.headline:
+        lines += ["<details><summary>Headline figures (<code>summary.json</code>, what "
+                  "<code>mlkit verify</code> and <code>mlkit regress</code> read)</summary>",
+                  ""]
+        lines += _table(["figure", "value"], [[f"`{k}`", _value(v)]
+                                             for k, v in sorted(t.headline.items())])
+        lines += ["", "</details>", ""]
+    return lines
+
+
+def _value(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return _md(json.dumps(v, sort_keys=True))
+    if isinstance(v, int) or float(v).is_integer():
+        return str(int(v))
+    return f"{v:.6g}"
+
+
+def _paper(r, page_dir):
+    lines = [f'<a id="{_anchor(r.paper)}"></a>', "", f"## `{r.paper}`: {_md(r.title)}", ""]
+    rows = [[f"[`{t.artifact}`](#{_anchor(t.name)})", _md(t.title), _status(t), _cells_cell(t),
+             _kinds(t.data)] for t in r.targets]
+    lines += _table(["target", "title", "status", "cells within spread", "data"], rows) + [""]
+    lines += _claims(r.paper, r.claims)
+    for t in r.targets:
+        lines += _target(t, page_dir)
+    return lines
+
+
+def _seconds(s):
+    if s is None:
+        return "-"
+    s = float(s)
+    if s < 60:
+        return f"{s:.1f} s"
+    if s < 3600:
+        return f"{int(s // 60)} min {int(round(s % 60))} s"
+    return f"{int(s // 3600)} h {int(round(s % 3600 / 60))} min"
+
+
+def _environment(reports):
+    ran = [t for r in reports for t in r.targets if t.manifest is not None]
+    lines = ["## Environment of the runs", ""]
+    if not ran:
+        return lines + ["No target has saved results yet.", ""]
+    rows, versions = [], {}
+    for t in ran:
+        m = t.manifest
+        rev = m.get("git_revision") or "-"
+        rev = rev[:12] + ("+dirty" if rev.endswith("+dirty") else "") if rev != "-" else rev
+        machine = m.get("machine") or {}
+        where = ", ".join(x for x in (machine.get("platform"),
+                                      f"{machine['cpus']} cpus" if machine.get("cpus") else "")
+                          if x) or "-"
+        runs = m.get("runs") or []
+        run_time = sum((x.get("fit_s") or 0) + (x.get("predict_s") or 0) for x in runs)
+        rows.append([f"[`{t.name}`](#{_anchor(t.name)})", _status(t), m.get("finished_at", "-"),
+                     f"`{rev}`", str(len(runs)), _seconds(run_time) if runs else "-",
+                     _seconds(m.get("wall_time_s")), _md(where)])
+        key = json.dumps(m.get("versions") or {}, sort_keys=True)
+        versions.setdefault(key, []).append(t.name)
+    lines += _table(["target", "status", "finished", "git revision", "runs",
+                     "fit + predict time of its runs", "wall time of the last invocation",
+                     "machine"], rows)
+    lines += ["", "Package versions:", ""]
+    vrows = []
+    for key, names in sorted(versions.items(), key=lambda kv: kv[1]):
+        pkgs = ", ".join(f"{k} {v}" for k, v in sorted(json.loads(key).items())) or "-"
+        vrows.append([_md(pkgs), ", ".join(f"`{n}`" for n in names)])
+    lines += _table(["versions", "targets"], vrows) + [""]
+    return lines
+
+
+def render_page(reports, view, page_dir):
+    """The whole page (a string ending in one newline)."""
+    page_dir = Path(page_dir)
+    results = _link(view.root, page_dir)
+    lines = [
+        "# Reproduction report", "",
+        "What reproduces and what does not: every registered table and figure of the papers "
+        "mlkit implements, the paper's number beside ours with their difference, and the "
+        "papers' claims checked on our results. Built by `mlkit report` from the results "
+        f"saved under [`{results}/`]({results}) (nothing is retrained; in a git checkout "
+        "only the files git tracks are read). CI runs `mlkit report --check`, which fails "
+        "when this page differs from what those results give; regenerate it with "
+        "`mlkit report`.", ""]
+    lines += _summary(reports) + [""]
+    for r in reports:
+        lines += _paper(r, page_dir)
+    lines += _environment(reports)
+    while lines and lines[-1] == "":
+        lines.pop()
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,84 @@
+"""Which files under the results folder the reproduction report reads: in a git checkout
+the files git tracks (what the committed results give, the same on every machine: ``--quick``
+outputs are git-ignored), else every file."""
+
+import contextlib
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .._errors import MlkitError
+from ..targets import results_root
+
+__all__ = ["ResultsView"]
+
+
+class ResultsView:
+    """The results root and the files of it the page may read: in a git checkout the files
+    git tracks (what the committed results give), else (or with ``untracked``) every file."""
+
+    def __init__(self, root=None, *, untracked=False):
+        self.root = Path(root) if root is not None else results_root()
+        if not self.root.is_dir():
+            raise MlkitError(f"no results folder {self.root}: run `mlkit report` from the "
+                             "project root or set MLKIT_RESULTS")
+        self._base = self.root.resolve()
+        self.tracked = None if untracked else _git_tracked(self._base)
+
+    def has(self, path):
+        path = Path(path)
+        if not path.is_file():
+            return False
+        if self.tracked is None:
+            return True
+        try:
+            return path.resolve().relative_to(self._base).as_posix() in self.tracked
+        except ValueError:
+            return False
+
+    def target_dir(self, target, quick):
+        out = self.root / target.paper / (target.artifact + ("-quick" if quick else ""))
+        return out if self.has(out / "summary.json") and self.has(out / "manifest.json") \
+            else None
+
+    @contextlib.contextmanager
+    def for_claims(self):
+        """MLKIT_RESULTS pointing at a view of the results holding only the target folders
+        the page reads (the claims find their results with ``saved_results``); yields the
+        path the claims will print, to be shown as the results root."""
+        if self.tracked is None:
+            with _env("MLKIT_RESULTS", str(self._base)):
+                yield str(self._base)
+            return
+        with tempfile.TemporaryDirectory(prefix="mlkit-report-") as tmp:
+            for paper_dir in sorted(p for p in self.root.iterdir() if p.is_dir()):
+                for out in sorted(p for p in paper_dir.iterdir() if p.is_dir()):
+                    if self.has(out / "summary.json") and self.has(out / "manifest.json"):
+                        (Path(tmp) / paper_dir.name).mkdir(exist_ok=True)
+                        (Path(tmp) / paper_dir.name / out.name).symlink_to(out.resolve())
+            with _env("MLKIT_RESULTS", tmp):
+                yield tmp
+
+
+def _git_tracked(base):
+    """Paths (relative to ``base``) of the files git tracks below it, or None outside git."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--", "."], cwd=base,
+                             capture_output=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+@contextlib.contextmanager
+def _env(name, value):
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old

@@ -1,0 +1,286 @@
+"""`mlkit report`: REPRODUCTION.md from a small results tree made here (a fixture paper with a
+full run, a quick-only run and a target never run), and `--check` failing when the results
+change under the page."""
+
+import json
+import shutil
+import subprocess
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from mlkit._errors import MlkitError
+from mlkit.cli import cli
+from mlkit.registry import CLAIMS, TARGETS, Entry
+from mlkit.report.reproduction import (README_ROW, Cell, ResultsView, build_page,
+                                       compare_cell, read_cells, readme_row, summary_numbers)
+from mlkit.report.tables import write_table
+from mlkit.targets import Target, resolve_target, saved_results
+from mlkit.verify import Claim, ClaimResult
+
+PAPER = "reprotoy"
+
+CONFIG = """
+paper: reprotoy
+artifact: {artifact}
+title: "{title}"
+datasets:
+  - {{name: mssboost-synthetic, label: synth}}
+  - {{name: scene, role: Consumer}}
+  - {{name: corel5k}}
+methods:
+  - {{name: rsbag, label: A}}
+  - {{name: rsbag, label: B}}
+metrics: [hamming_error]
+"""
+
+TITLES = {"table1": "Toy Table 1", "fig1": "Toy Fig. 1", "fig2": "Toy Fig. 2"}
+
+
+def _manifest(target):
+    return {"target": target, "quick": False, "git_revision": "0123456789abcdef0123+dirty",
+            "versions": {"python": "3.11.7", "numpy": "2.4.6"},
+            "machine": {"platform": "Linux-test", "cpus": 2},
+            "finished_at": "2026-11-23T12:00:00+00:00", "wall_time_s": 75.0,
+            "runs": [{"key": "k1", "fit_s": 1.5, "predict_s": 0.5},
+                     {"key": "k2", "fit_s": 2.0, "predict_s": 0.0}],
+            "datasets": {"synth": {"synthetic": True}, "scene": {"synthetic": False},
+                         "corel5k": {"synthetic": False}}}
+
+
+def _write_result(out, target, rows, figures, png=False):
+    out.mkdir(parents=True)
+    write_table(pd.DataFrame(rows), out, f"{target}, paper vs ours. Data: toy.")
+    (out / "summary.json").write_text(json.dumps(
+        {"target": target, "quick": out.name.endswith("-quick"), "provenance": "toy",
+         "figures": figures}, indent=2, sort_keys=True))
+    (out / "manifest.json").write_text(json.dumps(_manifest(target)))
+    if png:
+        (out / f"{target.split('/')[1]}.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+
+
+def _claim(number, artifact, threshold=None, error=False):
+    def check():
+        if error:
+            raise MlkitError("dataset corel5k is not at hand")
+        records, out_dir, quick = saved_results(resolve_target(f"{PAPER}/{artifact}"))
+        if records is None:
+            return ClaimResult(None, f"no saved results: run `mlkit reproduce "
+                                     f"{PAPER}/{artifact}` first")
+        score = json.loads((out_dir / "summary.json").read_text())["figures"]["score.synth.A"]
+        return ClaimResult(score <= threshold, f"score {score:.3f} (paper <= {threshold}) "
+                           f"[{'quick' if quick else 'full'} results in {out_dir}]")
+    return Claim(PAPER, str(number), f"claim on {artifact}", check)
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """configs/ and results/ of the fixture paper under tmp_path, registered for the test."""
+    TARGETS.names()                     # load the shipped registries first
+    configs = tmp_path / "configs"
+    (configs / PAPER).mkdir(parents=True)
+    for artifact, title in TITLES.items():
+        (configs / PAPER / f"{artifact}.yaml").write_text(
+            CONFIG.format(artifact=artifact, title=title))
+        target = Target(PAPER, artifact, configs, title)
+        monkeypatch.setitem(TARGETS._entries, target.name, Entry(target.name, target, title))
+    claims = [_claim(1, "table1", 0.3), _claim(2, "fig1", 0.3), _claim(3, "fig2", 0.3),
+              _claim(4, "table1", error=True)]
+    monkeypatch.setitem(CLAIMS._entries, PAPER, Entry(PAPER, claims))
+    results = tmp_path / "results"
+    monkeypatch.setenv("MLKIT_RESULTS", str(results))
+    rows = [
+        {"dataset": "synth", "method": "A", "score (paper)": "0.250 ± 0.010",
+         "score (ours)": "0.262 ± 0.004", "models (paper)": "> 20", "models (ours)": 13},
+        {"dataset": "synth", "method": "B", "score (paper)": 0.3,
+         "score (ours)": "0.310 ± 0.020", "models (paper)": None, "models (ours)": 9},
+        {"dataset": "scene", "method": "A", "score (paper)": 70.0, "score (ours)": 73.0,
+         "models (paper)": None, "models (ours)": 4},
+    ]
+    _write_result(results / PAPER / "table1", f"{PAPER}/table1", rows,
+                  {"score.synth.A": 0.262, "score.synth.B": 0.31}, png=True)
+    _write_result(results / PAPER / "fig1-quick", f"{PAPER}/fig1",
+                  [{"method": "A", "score (paper)": "87.07", "score (ours)": "86.10 ± 1.20"}],
+                  {"score.synth.A": 0.2})
+    return tmp_path
+
+
+def _page(root, **kw):
+    text, reports = build_page([PAPER], view=ResultsView(root / "results", untracked=True),
+                               page_path=root / "REPRODUCTION.md", **kw)
+    return text, reports
+
+
+def _section(text, name):
+    start = text.index(f'<a id="{name.replace("/", "-")}"></a>')
+    end = text.find('<a id="', start + 1)
+    return text[start:end if end > 0 else None]
+
+
+def test_compare_cell_spread_and_two_points():
+    # the paper's spread where it gives one
+    assert compare_cell("0.449 ± 0.003", "0.451 ± 0.010") == ("+0.002", "±0.003 (paper)", True)
+    assert compare_cell("0.449 ± 0.003", "0.456")[2] is False
+    # 2 points: 0.02 on a fraction scale, 2 on a percentage/count scale
+    assert compare_cell("0.300", "0.319")[1:] == ("±0.02 (2 points)", True)
+    assert compare_cell("0.300", "0.321")[2] is False
+    assert compare_cell("87.07", "85.07 ± 3.00") == ("-2.00", "±2 (2 points)", True)
+    assert compare_cell("200", "197") == ("-3", "±2 (2 points)", False)
+    # equal: no sign; a paper marker is shown, not compared; ours missing counts against
+    assert compare_cell("39", "39") == ("0", "±2 (2 points)", True)
+    assert compare_cell("> 20", "13") == ("", "", None)
+    assert compare_cell("5", "-") == ("not measured", "±2 (2 points)", False)
+
+
+def test_page_status_differences_claims_and_environment(toy):
+    text, reports = _page(toy)
+    (rep,) = reports
+    status = {t.artifact: t.status for t in rep.targets}
+    assert status == {"table1": "full run", "fig1": "quick run only", "fig2": "not run"}
+
+    # summary: 1 of 3 targets (quick never counts), 1 of 3 cells, 1 of 4 claims
+    assert summary_numbers(reports)[PAPER] == (1, 3, 1, 3, 1, 4)
+    summary = text[text.index("## Summary"):text.index('<a id="reprotoy">')]
+    assert "| 1 / 3 (1 quick only) | 1 / 3 |" in summary
+    assert "1 / 4 (1 ERROR, 1 NOT RUN, 1 PASS on quick results)" in summary
+
+    overview = text[text.index('<a id="reprotoy">'):text.index("### Claims")]
+    assert "| [`table1`](#reprotoy-table1) | Toy Table 1 | full run | 1 / 3 |" in overview
+    assert "| *quick* run only | 1 / 1 (quick) |" in overview
+    assert "| [`fig2`](#reprotoy-fig2) | Toy Fig. 2 | not run | - |" in overview
+
+    table1 = _section(text, f"{PAPER}/table1")
+    # the paper's ± is the tolerance: +0.012 is outside 0.010, marked
+    assert ("| synth | A | score | 0.250 ± 0.010 | 0.262 ± 0.004 | **+0.012** ✗ "
+            "| ±0.010 (paper) |") in table1
+    # no spread: 2 points on the displayed scale (0.02 for fractions, 2 for percentages)
+    assert "| synth | B | score | 0.300 | 0.310 ± 0.020 | +0.010 | ±0.02 (2 points) |" in table1
+    assert "| scene | A | score | 70 | 73 | **+3** ✗ | ±2 (2 points) |" in table1
+    assert "| synth | A | models | > 20 | 13 | not compared |  |" in table1
+    assert "| synth | B | models |" not in table1           # the paper gives no number
+    assert "![reprotoy/table1: table1.png](results/reprotoy/table1/table1.png)" in table1
+    assert "[table.md](results/reprotoy/table1/table.md)" in table1
+    assert ("Data: `synth` (mssboost-synthetic): synthetic; `scene`: real substitute in the "
+            "role of `Consumer`; `corel5k`: real.") in table1
+    assert "| `score.synth.A` | 0.262 |" in table1              # summary.json's figures
+
+    fig1 = _section(text, f"{PAPER}/fig1")
+    assert "Status: **quick run only** (the `--quick` settings: shown, not counted)" in fig1
+    assert "results/reprotoy/fig1-quick/" in fig1
+    assert "| A | score | 87.07 | 86.10 ± 1.20 | -0.97 | ±2 (2 points) |" in fig1
+    fig2 = _section(text, f"{PAPER}/fig2")
+    assert "Status: **not run** (`mlkit reproduce reprotoy/fig2`)." in fig2
+    assert "| quantity |" not in fig2
+
+    claims = text[text.index("### Claims (`mlkit verify reprotoy`)"):]
+    claims = claims[:claims.index("<a id=")]
+    assert "| 1 | PASS | claim on table1 | score 0.262 (paper &lt;= 0.3) [full results in " \
+           "results/reprotoy/table1] |" in claims
+    assert "| 2 | PASS (*quick*) | claim on fig1 |" in claims
+    assert "| 3 | NOT RUN | claim on fig2 | no saved results" in claims
+    assert "| 4 | **ERROR** | claim on table1 | dataset corel5k is not at hand |" in claims
+
+    env = text[text.index("## Environment of the runs"):]
+    assert "`0123456789ab+dirty`" in env and "Linux-test, 2 cpus" in env
+    assert "| 2 | 4.0 s | 1 min 15 s |" in env                 # runs, fit+predict, wall time
+    assert "numpy 2.4.6, python 3.11.7 | `reprotoy/fig1`, `reprotoy/table1` |" in env
+    # nothing of the moment or machine the page is built on: the same results, the same page
+    assert _page(toy)[0] == text
+    assert str(toy) not in text and "/tmp" not in text      # links and paths are relative
+
+
+def test_a_cell_holding_a_pipe_is_read_from_the_csv(tmp_path):
+    write_table(pd.DataFrame([{"method": "A|B", "n (paper)": 10.0, "n (ours)": 13}]),
+                tmp_path, "caption")
+    keys, cells = read_cells(tmp_path / "table.csv")
+    assert keys == ["method"]
+    assert cells == [Cell(("A|B",), "n", "10", "13", "+3", "±2 (2 points)", False)]
+
+
+def test_a_failing_claim_is_shown_and_not_counted(toy):
+    summary = toy / "results" / PAPER / "table1" / "summary.json"
+    data = json.loads(summary.read_text())
+    data["figures"]["score.synth.A"] = 0.5
+    summary.write_text(json.dumps(data))
+    text, reports = _page(toy)
+    assert "| 1 | **FAIL** | claim on table1 | score 0.500" in text
+    assert summary_numbers(reports)[PAPER][4] == 0
+
+
+def test_check_fails_after_a_summary_is_edited(toy):
+    page = toy / "REPRODUCTION.md"
+    runner = CliRunner()
+    wrote = runner.invoke(cli, ["report", "--out", str(page)])
+    assert wrote.exit_code == 0, wrote.output
+    assert f"wrote {page}" in wrote.stdout and "## Summary" in page.read_text()
+    same = runner.invoke(cli, ["report", "--out", str(page), "--check"])
+    assert same.exit_code == 0, same.output
+    assert "up to date" in same.stdout
+
+    summary = toy / "results" / PAPER / "table1" / "summary.json"
+    data = json.loads(summary.read_text())
+    data["figures"]["score.synth.B"] = 0.35
+    summary.write_text(json.dumps(data))
+    changed = runner.invoke(cli, ["report", "--out", str(page), "--check"])
+    assert changed.exit_code == 1
+    message = changed.stderr.strip()
+    assert "\n" not in message
+    assert "differs from what the saved results give" in message
+    assert "| `score.synth.B` | 0.35 |" in message and "regenerate with `mlkit report`" in message
+
+    page.unlink()
+    missing = runner.invoke(cli, ["report", "--out", str(page), "--check"])
+    assert missing.exit_code == 1 and "does not exist" in missing.stderr
+
+
+def test_check_fails_when_a_table_changes_under_the_page(toy):
+    text = _page(toy)[0]
+    table = toy / "results" / PAPER / "table1" / "table.md"     # the table as displayed
+    assert "| 73 " in table.read_text()
+    table.write_text(table.read_text().replace("| 73 ", "| 71 "))
+    changed = _page(toy)[0]
+    assert changed != text and "| scene | A | score | 70 | 71 | +1 | ±2 (2 points) |" in changed
+
+
+def test_the_readme_row_follows_the_page(toy):
+    readme = toy / "README.md"
+    readme.write_text(f"| paper | short name | status |\n|---|---|---|\n{README_ROW}: old |\n")
+    runner = CliRunner()
+    res = runner.invoke(cli, ["report"])                  # default: beside results/
+    assert res.exit_code == 0, res.output
+    assert (toy / "REPRODUCTION.md").is_file()
+    row = readme.read_text().splitlines()[2]
+    assert row.startswith(README_ROW) and " of " in row and "targets reproduced" in row
+    readme.write_text(readme.read_text().replace(row, f"{README_ROW}: stale |"))
+    stale = runner.invoke(cli, ["report", "--check"])
+    assert stale.exit_code == 1 and "README.md differs" in stale.stderr
+
+
+def test_readme_row_numbers():
+    assert "4 of 25 targets reproduced in full, 7 of 16 table cells within the paper's " \
+           "spread, 0 of 16 claims passing" in readme_row((4, 25, 7, 16, 0, 16))
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_in_a_git_checkout_only_committed_results_count(toy):
+    root = toy / "results"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(git + ["init", "-q"], cwd=root, check=True)
+    subprocess.run(git + ["add", f"{PAPER}/table1"], cwd=root, check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "full results"], cwd=root, check=True)
+    # fig1-quick is not committed (quick outputs are git-ignored in the project)
+    text, reports = build_page([PAPER], view=ResultsView(root),
+                               page_path=toy / "REPRODUCTION.md")
+    assert {t.artifact: t.status for t in reports[0].targets}["fig1"] == "not run"
+    assert "| 2 | NOT RUN | claim on fig1 |" in text
+    assert "| 1 | PASS | claim on table1 |" in text
+    local = _page(toy)[1]                                # --untracked: every file
+    assert {t.artifact: t.status for t in local[0].targets}["fig1"] == "quick run only"
+
+
+def test_no_results_folder_is_one_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLKIT_RESULTS", str(tmp_path / "nowhere"))
+    res = CliRunner().invoke(cli, ["report", "--check"])
+    assert res.exit_code == 2
+    assert "no results folder" in res.stderr and "\n" not in res.stderr.strip()
