@@ -166,10 +166,18 @@ def _target_report(target, view):
 _VERDICT = {True: "PASS", False: "FAIL", None: "NOT RUN"}
 
 
-def _claim_reports(paper, shown_root, claims_root):
-    """The claims of ``paper`` (``mlkit verify``), results paths shown under ``shown_root``."""
+def _claim_reports(paper, shown_root, roots):
+    """The claims of ``paper`` (``mlkit verify``), the results folders ``roots`` they may
+    print shown as ``shown_root`` (the page's relative link to results/)."""
     if CLAIMS.peek(paper) is None:
         return []
+
+    def shown(text):
+        text = " ".join(str(text).split())
+        for root in roots:
+            text = text.replace(root, shown_root)
+        return text
+
     out = []
     # claim by claim, in ``mlkit verify``'s order, so one that cannot read its results (a
     # user error, e.g. its dataset is not at hand) is an ERROR line, not a missing page
@@ -177,10 +185,9 @@ def _claim_reports(paper, shown_root, claims_root):
         try:
             res = claim.check()
         except MlkitError as exc:
-            out.append(ClaimReport(claim.number, claim.statement, "ERROR",
-                                   str(exc).replace(claims_root, shown_root)))
+            out.append(ClaimReport(claim.number, claim.statement, "ERROR", shown(exc)))
             continue
-        measured = " ".join(str(res.measured).split()).replace(claims_root, shown_root)
+        measured = shown(res.measured)
         quick = res.passed is not None and "quick results in" in measured
         out.append(ClaimReport(claim.number, claim.statement, _VERDICT[res.passed], measured,
                                quick))
@@ -209,9 +216,10 @@ def collect(papers=None, *, view=None, page_dir=None):
     shown = Path(os.path.relpath(view.root.resolve(), page_dir.resolve())).as_posix()
     reports = []
     with view.for_claims() as claims_root:
+        roots = sorted({claims_root, str(view.root.resolve())}, key=len, reverse=True)
         for paper in papers:
             mine = [_target_report(t, view) for t in targets if t.paper == paper]
-            claims = _claim_reports(paper, shown, claims_root)
+            claims = _claim_reports(paper, shown, roots)
             reports.append(PaperReport(paper, _paper_title(paper), mine, claims))
     return reports
 
