@@ -76,14 +76,24 @@ Reported = dict[str, Union[str, dict[str, Union[str, dict[str, _Leaf]]]]]
 
 class ProtocolSpec(_Strict):
     """How runs are drawn: ``holdout`` (random train/test split redrawn every repeat), ``cv``
-    (k folds per repeat) or ``predefined`` (the dataset's own train/test split)."""
+    (k folds per repeat), ``predefined`` (the dataset's own train/test split) or
+    ``labelled`` (few labelled samples: every repeat splits the data at random into a
+    training and a test part (``test_size``), draws ``n_labelled`` samples per class from
+    the training part (multi-label targets: ``n_labelled`` positives and as many negatives
+    per label, the labelled set being the union of these draws), and splits the test part
+    into a validation part (``validation_size`` of it, stratified for single-label targets)
+    on which a method's ``grid`` is chosen, and the rest, which is scored; the model is
+    always fitted on the labelled samples only; see :func:`mlkit.experiment.make_splits`)."""
 
-    split: Literal["holdout", "cv", "predefined"] = "holdout"
+    split: Literal["holdout", "cv", "predefined", "labelled"] = "holdout"
     test_size: float = Field(0.25, gt=0, lt=1)
     n_folds: int = Field(10, ge=2)
     repeats: int = Field(1, ge=1)
     stratify: bool = False
     seed: int = Field(0, ge=0)
+    # labelled only (a dataset's own `protocol:` may give n_labelled: 4, 6, 8 rows)
+    n_labelled: Optional[int] = Field(None, ge=1)        # per class, or positives per label
+    validation_size: float = Field(0.2, gt=0, lt=1)      # share of the test part
 
 
 class DatasetSpec(_Strict):
@@ -111,6 +121,9 @@ class DatasetSpec(_Strict):
     method_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
     method_grids: dict[str, dict[str, list[Any]]] = Field(default_factory=dict)
     protocol: Optional[dict[str, Any]] = None   # fields of the config's protocol to change
+    # run it only when its files are in the data home (a paper's own data that the user may
+    # have); otherwise the runner skips it and says so (RunResult.absent), never substituting
+    when_present: bool = False
 
     @field_validator("protocol")
     @classmethod

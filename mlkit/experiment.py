@@ -23,7 +23,7 @@ from sklearn.model_selection import (GridSearchCV, KFold, ShuffleSplit, Stratifi
                                      StratifiedShuffleSplit)
 
 from . import __version__
-from ._errors import MlkitError, RunFailed, did_you_mean
+from ._errors import DataError, MlkitError, RunFailed, did_you_mean
 from ._io import read_json, write_json
 from .config import slug
 from .datasets import load_dataset
@@ -32,20 +32,22 @@ from .registry import METHODS, METRICS
 
 __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest_records",
            "method_seed", "build_estimator", "fit_method", "numerics_revision",
-           "check_parallel"]
+           "check_parallel", "validation_search"]
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Split:
-    """One train/test split: its repeat and fold numbers, indices and seed."""
+    """One train/test split: its repeat and fold numbers, indices and seed; ``validation``:
+    the rows a method's grid is chosen on (the ``labelled`` protocol), else None."""
 
     repeat: int
     fold: int
     train: np.ndarray
     test: np.ndarray
     seed: int
+    validation: object = None
 
     @property
     def name(self):
@@ -59,6 +61,7 @@ class RunResult:
     spec: object
     datasets: dict
     records: list = field(default_factory=list)
+    absent: dict = field(default_factory=dict)   # `when_present` datasets not in the data home
     computed: int = 0
     reused: int = 0
     wall_time: float = 0.0
@@ -91,13 +94,87 @@ def method_seed(split_seed, method_label):
     return _seed(split_seed, zlib.crc32(method_label.encode()))
 
 
+def _stratified_take(labels, frac, rng):
+    """Rows (positions into ``labels``) holding ``round(frac * count)`` of every class, at
+    least one of a class with two or more members, never all of a class (when it can)."""
+    take = []
+    for c in np.unique(labels):
+        rows = rng.permutation(np.flatnonzero(labels == c))
+        k = int(np.clip(np.round(frac * len(rows)), min(1, len(rows) - 1), len(rows) - 1)) \
+            if len(rows) > 1 else 0
+        take.append(rows[:k])
+    return np.sort(np.concatenate(take)).astype(np.int64)
+
+
+def _draw_labelled(target, n_labelled, rng, name):
+    """Positions of the labelled samples among ``target`` (the training part's targets):
+    ``n_labelled`` per class (1-D target), or ``n_labelled`` positives and as many negatives
+    per label, united (2-D 0/1 target). A class or label with too few -> MlkitError."""
+    target = np.asarray(target)
+    if target.ndim == 2:
+        picks = []
+        for j in range(target.shape[1]):
+            for value, what in ((1, "positives"), (0, "negatives")):
+                rows = np.flatnonzero((target[:, j] > 0) == bool(value))
+                if len(rows) < n_labelled:
+                    raise MlkitError(f"{name}: label {j} has {len(rows)} {what} in the training "
+                                     f"part, fewer than n_labelled={n_labelled}; lower "
+                                     "n_labelled or test_size")
+                picks.append(rng.choice(rows, n_labelled, replace=False))
+        return np.unique(np.concatenate(picks))
+    picks = []
+    for c in np.unique(target):
+        rows = np.flatnonzero(target == c)
+        if len(rows) < n_labelled:
+            raise MlkitError(f"{name}: class {c} has {len(rows)} samples in the training part, "
+                             f"fewer than n_labelled={n_labelled} per class; lower n_labelled "
+                             "or test_size")
+        picks.append(rng.choice(rows, n_labelled, replace=False))
+    return np.sort(np.concatenate(picks))
+
+
+def _labelled_splits(data, protocol):
+    """The ``labelled`` protocol's splits (see :class:`mlkit.config.ProtocolSpec`): every
+    repeat a random train/test division (stratified for a 1-D target), ``n_labelled`` drawn
+    per class (or positives and negatives per label) from the training part, and the test
+    part divided into validation (``validation_size``) and scored rows."""
+    if protocol.n_labelled is None:
+        raise MlkitError(f"{data.name}: split: labelled needs n_labelled (labelled samples per "
+                         "class, or positives per label of a multi-label target)")
+    target = np.asarray(data.target)
+    single = target.ndim == 1
+    n = len(data)
+    splits = []
+    for r in range(protocol.repeats):
+        seed = _seed(protocol.seed, r)
+        rng = np.random.default_rng(seed)
+        if single:
+            test = _stratified_take(target, protocol.test_size, rng)
+        else:
+            test = np.sort(rng.permutation(n)[:int(round(protocol.test_size * n))])
+        pool = np.setdiff1d(np.arange(n), test)
+        train = pool[_draw_labelled(target[pool], protocol.n_labelled, rng, data.name)]
+        if single:
+            val = test[_stratified_take(target[test], protocol.validation_size, rng)]
+        else:
+            k = max(1, int(round(protocol.validation_size * len(test))))
+            val = np.sort(rng.permutation(test)[:k])
+        scored = np.setdiff1d(test, val)
+        splits.append(Split(r, 0, train, scored, _seed(seed, 0), validation=val))
+    return splits
+
+
 def make_splits(data, protocol):
     """All train/test splits of a protocol, each with its own seed (numpy SeedSequence).
 
     ``holdout`` redraws a random split every repeat; ``cv`` makes ``n_folds`` folds per repeat
-    with a fresh shuffle; ``predefined`` uses the dataset's own ``splits['train'/'test']``.
+    with a fresh shuffle; ``predefined`` uses the dataset's own ``splits['train'/'test']``;
+    ``labelled`` draws few labelled training samples and a validation part (see
+    :class:`mlkit.config.ProtocolSpec`).
     """
     n = len(data)
+    if protocol.split == "labelled":
+        return _labelled_splits(data, protocol)
     strat = data.stratify if protocol.stratify else None
     if protocol.split == "predefined":
         if not {"train", "test"} <= set(data.splits):
@@ -131,18 +208,26 @@ def _run_key(spec, dataset, method, split):
         # a change of the method's numbers never reuses the records made before it
         "numerics_revision": numerics_revision(method.name),
         "dataset": dataset.model_dump(mode="json", exclude={"method_params", "method_grids",
-                                                            "label", "role",
+                                                            "label", "role", "when_present",
                                                             "protocol"}),
         "method": method.model_dump(mode="json", exclude={"label"}),
         # split r does not depend on how many repeats there are: adding repeats later
         # reuses the runs already done
-        "protocol": dataset.protocol_over(spec.protocol).model_dump(mode="json",
-                                                                    exclude={"repeats"}),
+        "protocol": _protocol_key(dataset.protocol_over(spec.protocol)),
         "split": [split.repeat, split.fold],
         "metrics": sorted(spec.metrics),
         "curves": spec.curves,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _protocol_key(protocol):
+    """The protocol fields that determine a run's numbers (the labelled protocol's own
+    fields only for it, so the records of the other protocols keep their keys)."""
+    exclude = {"repeats"}
+    if protocol.split != "labelled":
+        exclude |= {"n_labelled", "validation_size"}
+    return protocol.model_dump(mode="json", exclude=exclude)
 
 
 def _score(metric_names, y_true, score, pred):
@@ -156,13 +241,15 @@ def _score(metric_names, y_true, score, pred):
 def build_estimator(method, split, estimator_class=None):
     """The method's estimator with the config's parameters and, unless the config fixes it,
     the run's own ``random_state`` (see :func:`method_seed`); wrapped in a ``GridSearchCV``
-    over ``method.grid`` (folds shuffled with the run's seed) when the config gives a grid."""
+    over ``method.grid`` (folds shuffled with the run's seed) when the config gives a grid,
+    unless the split has a validation part (the grid is then chosen on it:
+    :func:`validation_search`)."""
     cls = estimator_class or METHODS.get(method.name)
     est = cls(**method.params)
     seed = method_seed(split.seed, method.display) % (2**31)
     if "random_state" in est.get_params() and "random_state" not in method.params:
         est.set_params(random_state=seed)
-    if method.grid:
+    if method.grid and split.validation is None:
         from sklearn.metrics import make_scorer
 
         entry = METRICS.entry(method.grid_metric)
@@ -186,8 +273,78 @@ def fit_method(data, method, split, estimator_class=None):
     est = build_estimator(method, split, estimator_class)
     train, test = data.subset(split.train), data.subset(split.test)
     t0 = time.perf_counter()
+    if split.validation is not None and method.grid:
+        raise MlkitError("fit_method: a split with a validation part and a grid needs "
+                         "validation_search")
     est.fit(train.inputs, train.target)
     return est, train, test, time.perf_counter() - t0
+
+
+def _predict(est, inputs):
+    """(scores or None, predictions) of a fitted estimator."""
+    if hasattr(est, "decision_function"):
+        score = est.decision_function(inputs)
+        model = fitted_model(est)
+        pred = model._labels_from_scores(score) if hasattr(model, "_labels_from_scores") \
+            else est.predict(inputs)
+        return score, pred
+    return None, est.predict(inputs)
+
+
+def validation_search(est, grid, train, validation, test, metric_names, grid_metric):
+    """Choose ``grid`` on the validation part; every model is fitted on ``train`` only.
+
+    Every setting of the grid is fitted on the labelled ``train`` part and scored on
+    ``validation`` by ``grid_metric``; the best (first in grid order on ties) is the run's
+    model. An estimator may declare ``post_fit_params`` (parameters that change only what
+    follows its costly fit, e.g. the percentage of features kept by a selection method or
+    its downstream classifier's) and ``refit_post(X, y)`` (redo only that part): the search
+    then fits once per setting of the other parameters. Validation and test labels never
+    reach a fit.
+
+    Returns (the chosen fitted estimator, its parameters, its validation score, fit seconds
+    of the whole search, and per grid parameter the curve over its values: at each value
+    the setting best on validation, its validation score and test metrics).
+    """
+    import copy
+
+    from sklearn.base import clone
+    from sklearn.model_selection import ParameterGrid
+
+    sign = 1.0 if METRICS.entry(grid_metric).meta["greater_is_better"] else -1.0
+    post = set(getattr(est, "post_fit_params", ())) & set(grid)
+    heavy = {k: v for k, v in grid.items() if k not in post}
+    light = {k: v for k, v in grid.items() if k in post}
+    entries, best, fit_s = [], None, 0.0
+    for hp in ParameterGrid(heavy):
+        model = clone(est).set_params(**hp)
+        t0 = time.perf_counter()
+        model.fit(train.inputs, train.target)
+        fit_s += time.perf_counter() - t0
+        for lp in ParameterGrid(light):
+            if lp:
+                t0 = time.perf_counter()
+                model.set_params(**lp).refit_post(train.inputs, train.target)
+                fit_s += time.perf_counter() - t0
+            v_score, v_pred = _predict(model, validation.inputs)
+            val = _score([grid_metric], validation.target, v_score, v_pred)[grid_metric]
+            t_score, t_pred = _predict(model, test.inputs)
+            entries.append({"params": {**hp, **lp}, "validation": val,
+                            "metrics": _score(metric_names, test.target, t_score, t_pred)})
+            if best is None or sign * val > sign * best[1]:
+                best = (copy.deepcopy(model), val, {**hp, **lp})
+    curves = {}
+    for key, values in grid.items():
+        rows = []
+        for value in values:
+            hits = [e for e in entries if e["params"][key] == value]
+            top = max(hits, key=lambda e: sign * e["validation"])   # first on ties
+            rows.append(top)
+        curves[key] = {"values": list(values),
+                       "validation": [e["validation"] for e in rows],
+                       "metrics": {m: [e["metrics"][m] for e in rows] for m in metric_names},
+                       "chosen": [e["params"] for e in rows]}
+    return best[0], best[2], best[1], fit_s, curves
 
 
 def _jsonable(value):
@@ -230,17 +387,20 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
     ``curves`` the score-type metrics after every stage of an ensemble plus the cumulative
     prediction time of its first t base models.
     """
-    est, train, test, fit_s = fit_method(data, method, split, estimator_class)
-    t1 = time.perf_counter()
-    if hasattr(est, "decision_function"):
-        score = est.decision_function(test.inputs)
-        t2 = time.perf_counter()
-        model = fitted_model(est)
-        pred = model._labels_from_scores(score) if hasattr(model, "_labels_from_scores") \
-            else est.predict(test.inputs)
+    searched = None
+    if split.validation is not None and method.grid:
+        est = build_estimator(method, split, estimator_class)
+        train, test = data.subset(split.train), data.subset(split.test)
+        validation = data.subset(split.validation)
+        est, chosen, val, fit_s, by_param = validation_search(
+            est, method.grid, train, validation, test, metric_names, method.grid_metric)
+        searched = {"chosen": chosen, "validation": {method.grid_metric: val},
+                    "n_validation": len(validation), "grid_curves": by_param}
     else:
-        score, pred = None, est.predict(test.inputs)
-        t2 = time.perf_counter()
+        est, train, test, fit_s = fit_method(data, method, split, estimator_class)
+    t1 = time.perf_counter()
+    score, pred = _predict(est, test.inputs)
+    t2 = time.perf_counter()
     record = {
         "metrics": _score(metric_names, test.target, score, pred),
         "timings": {"fit_s": fit_s, "predict_s": t2 - t1},
@@ -250,6 +410,8 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
     }
     if isinstance(est, GridSearchCV):
         record["chosen"] = {k: v for k, v in est.best_params_.items()}
+    if searched is not None:
+        record.update(_jsonable(searched))
     model = fitted_model(est)
     if hasattr(model, "test_record_extras"):     # what the model says of the test part
         record["test_extras"] = _jsonable(dict(model.test_record_extras(test.inputs,
@@ -362,8 +524,17 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
     result = RunResult(spec=spec, datasets={})
     todo = []
     for ds in spec.datasets:
-        data = result.datasets[ds.display] = load_dataset(
-            ds.name, path=ds.path, format=ds.format, params=ds.params, test_path=ds.test_path)
+        try:
+            data = load_dataset(ds.name, path=ds.path, format=ds.format, params=ds.params,
+                                test_path=ds.test_path)
+        except DataError as exc:
+            # a paper's own data the user may not have: skipped and said, never substituted
+            if not (ds.when_present and getattr(exc, "missing", False)):
+                raise
+            result.absent[ds.display] = str(exc)
+            logger.info("%s: %s skipped (when_present): %s", spec.target, ds.display, exc)
+            continue
+        result.datasets[ds.display] = data
         for split in make_splits(data, ds.protocol_over(spec.protocol)):
             for spec_method in spec.methods:
                 # the method as run on this dataset, with its per-dataset parameters

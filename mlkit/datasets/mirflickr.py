@@ -255,7 +255,7 @@ def read_mir_flickr(path, *, views=tuple(MIRFLICKR_VIEWS), concepts=None, min_ta
         missing.append("tags")
     if missing or concepts is None or not all((root / "annotations" / f"{c}.txt").is_file()
                                               for c in concepts):
-        raise DataError(_missing(root, views, concepts, name))
+        raise _missing_files(_missing(root, views, concepts, name))
     matrices = {}
     for v in views:
         if files[v] is not None:
@@ -320,3 +320,11 @@ register_dataset("mirflickr", load_mirflickr, kind="multi-view", synthetic=False
                  paper="lm3fe",
                  summary="MIR Flickr 25k (LM3FE, Luo et al. 2016): 25,000 images, 38 "
                          "concepts, SIFT BoVW + GIST + tags; files from <data home>/mirflickr/")
+
+
+def _missing_files(message):
+    """A DataError saying files are absent from the data home (``missing``: the runner skips
+    a ``when_present`` dataset on it, and on nothing else)."""
+    err = DataError(message)
+    err.missing = True
+    return err

@@ -264,9 +264,9 @@ def _layout(root, features, concepts, layout, what):
         wanted = concepts if concepts is not None else _find_concepts(root, "Train")
         missing = [str(p) for p in _needed(root, features, wanted or ["<concept>"], parts)
                    if not p.is_file()]
-        raise DataError(f"{what}: NUS-WIDE files missing (split layout): "
+        raise _missing_files(f"{what}: NUS-WIDE files missing (split layout): "
                         f"{', '.join(missing)}; download NUS-WIDE from {_NUS_HOME}")
-    raise DataError(_missing_message(root, list(features), list(concepts or []), what))
+    raise _missing_files(_missing_message(root, list(features), list(concepts or []), what))
 
 
 def _check_features(features):
@@ -323,7 +323,7 @@ def read_nus_wide(path, *, concepts=None, features=tuple(NUS_FEATURES), single_l
             raise ValueError("concepts must name at least one concept")
     name = name or root.name
     if not root.is_dir():
-        raise DataError(_missing_message(root, features, concepts or [], name))
+        raise _missing_files(_missing_message(root, features, concepts or [], name))
     parts, concepts = _layout(root, features, concepts, layout, name)
     if class_names is not None and len(class_names) != len(concepts):
         raise ValueError(f"{len(class_names)} class names for {len(concepts)} concepts")
@@ -413,3 +413,11 @@ register_dataset("nus-animal", load_nus_animal, kind="multi-view", synthetic=Fal
                  summary="NUS-WIDE animal subset (LM3FE, Luo et al. 2016): 12 concepts, "
                          "single-label images, 6 feature types; files from <data home>/"
                          "nus-wide/")
+
+
+def _missing_files(message):
+    """A DataError saying files are absent from the data home (``missing``: the runner skips
+    a ``when_present`` dataset on it, and on nothing else)."""
+    err = DataError(message)
+    err.missing = True
+    return err

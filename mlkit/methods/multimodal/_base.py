@@ -69,6 +69,65 @@ def concat(Xs):
     return np.hstack(Xs)
 
 
+class LearnCache:
+    """A small in-process memo of learned feature extractors, keyed by the estimator family,
+    its learning parameters and the bytes of the (normalised) training data, so a selection
+    method and its transformation form (LM3FS/LM3FT, MTFS/MTFT, ...) fitted on the same
+    labelled samples with the same parameters learn once. Values are the fitted attributes;
+    a hit gives exactly what a refit would (the learning is deterministic given its
+    ``random_state``)."""
+
+    def __init__(self, size=32):
+        self.size, self._store = size, {}
+
+    @staticmethod
+    def key(family, params, Xs, Ypm):
+        import hashlib
+
+        h = hashlib.sha1(repr((family, sorted(params.items()))).encode())
+        for X in list(Xs) + [Ypm]:
+            if sp.issparse(X):
+                X = X.tocsr()
+                for part in (X.data, X.indices, X.indptr):
+                    h.update(np.ascontiguousarray(part).tobytes())
+            else:
+                h.update(np.ascontiguousarray(X).tobytes())
+            h.update(repr(X.shape).encode())
+        return h.hexdigest()
+
+    def get(self, key):
+        return self._store.get(key)
+
+    def put(self, key, value):
+        if len(self._store) >= self.size:
+            self._store.pop(next(iter(self._store)))
+        self._store[key] = value
+
+
+LEARNED = LearnCache()
+
+def cached_learn(est, family, Xs, Ypm, learn, attrs):
+    """``learn(Xs, Ypm)`` unless :data:`LEARNED` holds the same family, parameters (but
+    ``est.post_fit_params``, which the learning does not use) and data; either way ``est`` ends with the learned ``attrs`` (those ``learn`` sets)."""
+    import copy
+
+    # what follows the learning (post_fit_params) is left out of the key
+    params = {k: v for k, v in est.get_params().items()
+              if k not in getattr(est, "post_fit_params", ())}
+    if isinstance(params.get("random_state"), np.random.RandomState) or \
+            params.get("random_state", 0) is None:
+        learn(Xs, Ypm)                       # not reproducible: never cached
+        return
+    key = LEARNED.key(family, params, Xs, Ypm)
+    hit = LEARNED.get(key)
+    if hit is None:
+        learn(Xs, Ypm)
+        LEARNED.put(key, {a: copy.deepcopy(getattr(est, a)) for a in attrs if hasattr(est, a)})
+        return
+    for a, v in hit.items():
+        setattr(est, a, copy.deepcopy(v))
+
+
 class Downstream:
     """The downstream classifier of Sec. IV of Luo et al. (2016): kNN (NUS) or RLS (MIR).
 
@@ -164,6 +223,32 @@ class MultiViewClassifierMixin(ClassifierMixin):
         check_is_fitted(self)
         Xs, _ = check_views(views, self, fitted_dims=self.view_dims_)
         return normalize_views(Xs, self.normalize)
+
+    #: parameters that change only what follows the costly fit (the runner's validation
+    #: search sets them and calls :meth:`refit_post` instead of refitting everything)
+    post_fit_params = ("percent", "n_neighbors", "rls_alpha")
+
+    def refit_post(self, views, Y):
+        """Refit only the downstream classifier (after ``set_params`` of ``percent``,
+        ``n_neighbors`` or ``rls_alpha``) on the same training data as the last ``fit``."""
+        check_is_fitted(self)
+        Xs, Ypm = self._prepare(views, Y)
+        self.downstream_ = Downstream(self.classifier, self.n_neighbors, self.rls_alpha).fit(
+            self._features(Xs), Ypm)
+        return self
+
+    def test_record_extras(self, views, y):
+        """Per-class F1 on the test part (single-label; Fig. 5 of Luo et al. 2016)."""
+        if self.multilabel_:
+            return {}
+        pred = self.predict(views)
+        y = np.asarray(y)
+        tp = np.array([np.sum((pred == c) & (y == c)) for c in self.classes_], float)
+        fp = np.array([np.sum((pred == c) & (y != c)) for c in self.classes_], float)
+        fn = np.array([np.sum((pred != c) & (y == c)) for c in self.classes_], float)
+        den = 2 * tp + fp + fn
+        f1 = np.divide(2 * tp, den, out=np.zeros_like(tp), where=den > 0)
+        return {"class_f1": f1.tolist(), "classes": [str(c) for c in self.classes_]}
 
     def _labels_from_scores(self, F):
         if self.multilabel_:

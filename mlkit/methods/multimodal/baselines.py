@@ -45,7 +45,7 @@ from sklearn.utils._param_validation import Interval
 
 from ...kernels import dense_dot
 from ...registry import METHODS
-from ._base import Downstream, MultiViewClassifierMixin, concat, select_columns
+from ._base import Downstream, MultiViewClassifierMixin, cached_learn, concat, select_columns
 
 __all__ = ["BSF", "CAT", "MTFS", "MTFT", "RFS", "RFT", "SSMVFS", "SSMVFT", "TMFS",
            "mtfs_solve", "rfs_solve", "tensor_rfe_criteria", "ssmvfs_solve", "tmfs_ranking", "rfs_objective",
@@ -261,12 +261,18 @@ class _MultiViewMethod(MultiViewClassifierMixin, BaseEstimator):
 
     numerics_revision = 1
     _parameter_constraints = {**_DOWN}
+    _learned_attrs = ("coef_", "intercept_", "objective_", "feature_scores_",
+                      "feature_ranking_", "view_", "view_scores_", "n_features_selected_")
+    post_fit_params = ("percent", "n_neighbors", "rls_alpha")
 
     def fit(self, views, Y):
         """Fit on a multi-view input and a class vector or a multi-label 0/1 matrix."""
         self._validate_params()
         Xs, Ypm = self._prepare(views, Y)
-        self._learn(Xs, Ypm)
+        # a selection method and its transformation form (same solver, same parameters,
+        # same data) learn once: the family is the class that defines _learn
+        family = next(c.__name__ for c in type(self).__mro__ if "_learn" in vars(c))
+        cached_learn(self, family, Xs, Ypm, self._learn, self._learned_attrs)
         self.downstream_ = Downstream(self.classifier, self.n_neighbors, self.rls_alpha).fit(
             self._features(Xs), Ypm)
         return self
@@ -307,6 +313,7 @@ class BSF(_MultiViewMethod):
     """
 
     _mode = "bsf"
+    post_fit_params = ()          # the choice of modality depends on the downstream classifier
     _parameter_constraints = {**_DOWN, "view": [Interval(Integral, 0, None, closed="left"),
                                                 None]}
 

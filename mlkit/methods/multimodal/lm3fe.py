@@ -24,7 +24,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ...datasets._containers import Views
 from ...registry import METHODS
 from . import _losses as L
-from ._base import Downstream, MultiViewClassifierMixin, select_columns, n_selected
+from ._base import (Downstream, MultiViewClassifierMixin, cached_learn, n_selected,
+                    select_columns)
 
 __all__ = ["LM3FE", "LM3FS", "LM3FT"]
 
@@ -106,6 +107,7 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
     """
 
     numerics_revision = 1
+    post_fit_params = ()          # LM3FE classifies with W: nothing follows its fit
     #: fast settings for the project's common-contract tests
     _quick_params = {"max_iter": 3, "sub_max_iter": 20}
 
@@ -241,13 +243,19 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
 class _LM3FDownstream(LM3FE):
     """LM3FE followed by the downstream classifier (shared by LM3FS and LM3FT)."""
 
+    post_fit_params = ("percent", "n_neighbors", "rls_alpha")
+
     _parameter_constraints = {**LM3FE._parameter_constraints,
                               **MultiViewClassifierMixin._downstream_constraints}
+
+    _learned_attrs = ("U_", "theta_", "W_", "intercept_", "objective_", "n_iter_",
+                      "feature_scores_", "feature_ranking_")
 
     def fit(self, views, Y):
         self._validate_params()
         Xs, Ypm = self._prepare(views, Y)
-        self._fit_model(Xs, Ypm)
+        # LM3FS and LM3FT with the same parameters on the same data learn LM3FE once
+        cached_learn(self, "LM3FE", Xs, Ypm, self._fit_model, self._learned_attrs)
         self.downstream_ = Downstream(self.classifier, self.n_neighbors, self.rls_alpha).fit(
             self._features(Xs), Ypm)
         return self
@@ -296,6 +304,8 @@ class LM3FS(_LM3FDownstream):
 
 
 class LM3FT(_LM3FDownstream):
+    post_fit_params = ("n_neighbors", "rls_alpha")
+
     """LM3FT: the latent features ``z`` of LM3FE (dimension C) + the downstream classifier.
 
     Parameters
