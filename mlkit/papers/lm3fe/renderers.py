@@ -1,0 +1,358 @@
+"""LM3FE renderers: Tables I-II (``lm3fe/table``), the curves vs the percentage of selected
+features of Figs. 2-4 (``lm3fe/percent``), the per-class F1 of Fig. 5 (``lm3fe/class-f1``)
+and the objective per outer iteration (``lm3fe/objective``).
+
+The runs are those of the runner's ``labelled`` protocol: each dataset entry of a config is
+one (dataset, labelled count) cell, its count the ``n_labelled`` of its protocol. Every
+record of a method with a grid holds what was chosen on the validation part (``chosen``) and,
+per grid parameter, the curve over its values (``grid_curves``: at each value the setting
+best on validation, its test metrics), which Figs. 2-4 draw. Renderers never train.
+"""
+
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...registry import METRICS
+from ...report import format_mean_ci, new_figure, save_figure, write_table
+from ...targets import Rendered, register_renderer
+
+__all__ = ["cells", "cell_values", "curve_of", "SELECTION", "TRANSFORMATION"]
+
+#: the selection methods of Figs. 2-4 and their transformation forms (Tables I-II)
+SELECTION = ("MTFS", "RFS", "SSMVFS", "TMFS", "LM3FS")
+TRANSFORMATION = ("MTFT", "RFT", "SSMVFT", "LM3FT")
+FLAT = ("BSF", "CAT")
+
+_PAPER_DATA = {"NUS-WIDE": "nus-animal", "MIR Flickr": "mirflickr"}
+
+
+class _Options(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    caption: str = ""
+    counts: list[int] = Field(default_factory=list)   # the paper's labelled counts, in order
+    # a dataset's own counts, in the order of `counts` (scaled-down substitutes)
+    scaled: dict[str, list[int]] = Field(default_factory=dict)
+
+
+class TableOptions(_Options):
+    """``report:`` of Tables I-II: the metrics shown and the methods the paper's table lacks."""
+
+    metrics: list[str] = Field(default_factory=lambda: ["accuracy"])
+    not_in_paper: list[str] = Field(default_factory=list)
+
+
+class PercentOptions(_Options):
+    """``report:`` of Figs. 2-4: the metric drawn against the percentage."""
+
+    metric: str = "accuracy"
+    param: str = "percent"
+
+
+class ClassF1Options(BaseModel):
+    """``report:`` of Fig. 5: the labelled count (per class) whose runs are drawn."""
+
+    model_config = ConfigDict(extra="forbid")
+    caption: str = ""
+    count: Optional[int] = None          # default: the largest count of each dataset
+
+
+# -- shared pieces ------------------------------------------------------------------------
+
+def cells(run_spec, result=None):
+    """[(dataset name, labelled count, dataset label, role)] of the config, in its order
+    (only the datasets that ran when ``result`` is given)."""
+    out = []
+    for ds in run_spec.datasets:
+        if result is not None and ds.display not in result.datasets:
+            continue
+        n = ds.protocol_over(run_spec.protocol).n_labelled
+        out.append((ds.name or ds.display, n, ds.display, ds.role))
+    return out
+
+
+def paper_count(opts, name, n):
+    """The paper's count in the column of dataset ``name``'s count ``n``."""
+    own = opts.scaled.get(name, opts.counts)
+    if n in own and len(opts.counts) == len(own):
+        return opts.counts[own.index(n)]
+    return n
+
+
+def cell_values(records, label, method, metric):
+    """Test values of ``metric`` over the draws of one (dataset label, method)."""
+    return np.array([r["metrics"][metric] for r in records
+                     if r["dataset"] == label and r["method"] == method], float)
+
+
+def curve_of(records, label, method, metric, param="percent"):
+    """(values of ``param``, (draws, values) array of test ``metric``) from the records'
+    ``grid_curves``, or (None, None) when the method has no curve over ``param``."""
+    recs = [r for r in records if r["dataset"] == label and r["method"] == method
+            and param in r.get("grid_curves", {})]
+    if not recs:
+        return None, None
+    values = recs[0]["grid_curves"][param]["values"]
+    return np.asarray(values, float), np.array(
+        [r["grid_curves"][param]["metrics"][metric] for r in recs], float)
+
+
+def _mean_sd(values):
+    if len(values) == 0:
+        return float("nan"), float("nan")
+    return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else float("nan")
+
+
+def _label(metric):
+    return METRICS.entry(metric).meta.get("label", metric)
+
+
+def _data_caption(result, run_spec):
+    """Names every dataset as the paper's data or a real substitute in its role."""
+    parts, roles = [], {}
+    for ds in run_spec.datasets:
+        if ds.display not in result.datasets:
+            continue
+        data = result.datasets[ds.display]
+        name = ds.name or ds.display
+        if name in roles:
+            continue
+        paper_own = _PAPER_DATA.get(ds.role) == name
+        kind = ("the paper's data" if paper_own else
+                f"{'synthetic' if data.synthetic else 'real'} substitute in the role of "
+                f"{ds.role}")
+        roles[name] = kind
+        parts.append(f"{name} ({kind}; {data.source})")
+    text = "Data: " + "; ".join(parts) + "."
+    if result.absent:
+        names = sorted({d.name for d in run_spec.datasets if d.display in result.absent})
+        text += (f" Not run: {', '.join(names)} (the paper's own data: files not in the data "
+                 "home; put them there and rerun).")
+    return text
+
+
+def _absent_rows(result, run_spec, columns):
+    rows, seen = [], set()
+    for ds in run_spec.datasets:
+        if ds.display in result.absent and ds.name not in seen:
+            seen.add(ds.name)
+            rows.append({columns[0]: f"{ds.name} (the paper's data)",
+                         columns[1]: "(all)", columns[2]: "not run: files not in the data home"})
+    return rows
+
+
+# -- Tables I-II ---------------------------------------------------------------------------
+
+@register_renderer("lm3fe/table", options=TableOptions,
+                   summary="LM3FE Tables I-II: metric at each labelled count, paper vs ours")
+def render_table(result, out_dir, spec):
+    """Every method at every labelled count: paper vs ours (mean ± sd over the draws),
+    selection methods at their validation-chosen percentage (mean chosen %)."""
+    opts, run_spec, records = spec.options, result.spec, result.records
+    by_name = {}
+    for name, n, label, role in cells(run_spec, result):
+        by_name.setdefault(name, []).append((n, label, role))
+    rows, figures = [], {}
+    for name, entries in by_name.items():
+        for m in run_spec.methods:
+            method = m.display
+            row = {"dataset": name, "method": method}
+            chosen, labelled = [], []
+            for n, label, role in entries:
+                pn = paper_count(opts, name, n)
+                head = f"{pn}" if pn == n else f"{pn} (ours {n})"
+                recs = [r for r in records if r["dataset"] == label and r["method"] == method]
+                for metric in opts.metrics:
+                    vals = cell_values(records, label, method, metric)
+                    mean, sd = _mean_sd(vals)
+                    pv = spec.paper_value(label, method, f"{metric} {pn}", role=role)
+                    row[f"{_label(metric)} {head} (paper)"] = (
+                        "-" if pv is None else pv.value if isinstance(pv.value, str)
+                        else format_mean_ci(pv.value, pv.spread, 3))
+                    row[f"{_label(metric)} {head} (ours)"] = (
+                        format_mean_ci(mean, sd, 3) if len(vals) else "-")
+                    if len(vals):
+                        figures[f"{metric}.{label}.{method}"] = mean
+                        figures[f"{metric}_sd.{label}.{method}"] = sd
+                chosen += [r.get("chosen", {}).get("percent") for r in recs]
+                labelled += [r["n_train"] for r in recs]
+            chosen = [c for c in chosen if c is not None]
+            row["best % (ours)"] = f"{np.mean(chosen):.0f}" if chosen else "-"
+            row["labelled (ours)"] = f"{np.mean(labelled):.0f}" if labelled else "-"
+            rows.append(row)
+    if rows:
+        rows += _absent_rows(result, run_spec, list(rows[0])[:3])
+    roles = sorted({d.role for d in run_spec.datasets if d.role})
+    caption = (f"{spec.title or spec.target}. Paper ({', '.join(roles)}) vs ours (mean ± sd "
+               f"over {run_spec.protocol.repeats} draws of the labelled samples; parameters "
+               "and the percentage of selected features chosen on a validation part, 20% of "
+               "the test part, the other 80% scored). " + _data_caption(result, run_spec))
+    if opts.scaled:
+        caption += (" Counts scaled down on " + ", ".join(
+            f"{k} ({'/'.join(map(str, v))} for the paper's {'/'.join(map(str, opts.counts))})"
+            for k, v in opts.scaled.items()) + ".")
+    if opts.not_in_paper:
+        caption += (f" {', '.join(opts.not_in_paper)}: not in the paper's table (its runs "
+                    "draw the figures).")
+    if opts.caption:
+        caption += " " + opts.caption
+    text = write_table(pd.DataFrame(rows), out_dir, caption)
+    return Rendered(text, figures, [out_dir / f"table.{e}" for e in ("md", "csv", "tex")])
+
+
+# -- Figs. 2-4 -----------------------------------------------------------------------------
+
+@register_renderer("lm3fe/percent", options=PercentOptions,
+                   summary="LM3FE Figs. 2-4: metric vs % of selected features")
+def render_percent(result, out_dir, spec):
+    """One figure per dataset, one panel per labelled count: every selection method's test
+    metric vs the percentage (validation-best other parameters at each), BSF/CAT flat."""
+    opts, run_spec, records = spec.options, result.spec, result.records
+    metric, files, rows, figures = opts.metric, [], [], {}
+    by_name = {}
+    for name, n, label, role in cells(run_spec, result):
+        by_name.setdefault(name, []).append((n, label, role))
+    table_spec = None
+    try:
+        from ...targets import resolve_target, target_spec
+
+        table_spec = target_spec(resolve_target(f"{spec.paper}/{spec.runs_of}"))[0]
+    except Exception:      # the table's config is only needed for the paper's numbers
+        table_spec = None
+    data_caption = _data_caption(result, run_spec)
+    for name, entries in by_name.items():
+        fig, axes = new_figure(len(entries), width=3.6, height=3.2)
+        for ax, (n, label, role) in zip(axes, entries):
+            pn = paper_count(opts, name, n)
+            for m in run_spec.methods:
+                method = m.display
+                values, curves = curve_of(records, label, method, metric, opts.param)
+                if values is not None and len(values) > 1:
+                    mean = curves.mean(axis=0)
+                    ax.plot(values, mean, marker="o", ms=3, label=method)
+                    k = int(np.argmax(mean))
+                    pv = (table_spec.paper_value(label, method, f"{metric} {pn}", role=role)
+                          if table_spec else None)
+                    rows.append({"dataset": name, "count": pn if pn == n else f"{pn} (ours {n})",
+                                 "method": method, "peak (ours)": float(mean[k]),
+                                 f"at % (ours)": f"{values[k]:g}",
+                                 "at 100% (ours)": float(mean[values.tolist().index(100.0)])
+                                 if 100.0 in values else "-",
+                                 "table (paper)": "-" if pv is None or isinstance(pv.value, str)
+                                 else pv.value})
+                    figures[f"peak.{label}.{method}"] = float(mean[k])
+                    figures[f"peak_percent.{label}.{method}"] = float(values[k])
+                elif method in FLAT:
+                    vals = cell_values(records, label, method, metric)
+                    if len(vals):
+                        ax.axhline(vals.mean(), ls="--", lw=1,
+                                   color="grey" if method == "BSF" else "black", label=method)
+                        figures[f"flat.{label}.{method}"] = float(vals.mean())
+            ax.set_xscale("log")
+            ax.set_xlabel("% of each modality's features selected")
+            ax.set_ylabel(_label(metric))
+            ax.set_title(f"{name}, {n} labelled" + (" per class" if opts.param else ""))
+        axes[0].legend(fontsize=6)
+        caption = (f"{spec.title}. Mean over the draws of the test {_label(metric)}; at each "
+                   "percentage the other parameters best on the validation part. "
+                   + data_caption)
+        files += save_figure(fig, out_dir, f"{spec.artifact}_{name}", caption=caption)
+    caption = (f"{spec.title}: each selection method's peak over the percentages (ours) beside "
+               "the paper's table value at its best percentage. " + data_caption)
+    text = write_table(pd.DataFrame(rows), out_dir, caption)
+    files += [out_dir / f"table.{e}" for e in ("md", "csv", "tex")]
+    return Rendered(text, figures, files)
+
+
+# -- Fig. 5 --------------------------------------------------------------------------------
+
+@register_renderer("lm3fe/class-f1", options=ClassF1Options,
+                   summary="LM3FE Fig. 5: per-class F1 of every method")
+def render_class_f1(result, out_dir, spec):
+    """Per-class F1 (test part, mean over the draws) of every method at one labelled count."""
+    opts, run_spec, records = spec.options, result.spec, result.records
+    by_name = {}
+    for name, n, label, role in cells(run_spec, result):
+        by_name.setdefault(name, []).append((n, label, role))
+    rows, files, figures = [], [], {}
+    data_caption = _data_caption(result, run_spec)
+    for name, entries in by_name.items():
+        pick = [e for e in entries if e[0] == opts.count] or [max(entries)]
+        n, label, _ = pick[0]
+        data = result.datasets[label]
+        names = list(getattr(data, "class_names", None) or [])
+        methods = [m.display for m in run_spec.methods]
+        fig, axes = new_figure(1, width=max(5.0, 0.45 * 12 * 1.2), height=3.4)
+        ax = axes[0]
+        shown = []
+        for j, method in enumerate(methods):
+            recs = [r for r in records if r["dataset"] == label and r["method"] == method
+                    and "class_f1" in r.get("test_extras", {})]
+            if not recs:
+                continue
+            f1 = np.mean([r["test_extras"]["class_f1"] for r in recs], axis=0)
+            classes = recs[0]["test_extras"]["classes"]
+            shown.append(method)
+            tick = [names[int(c)] if names and c.lstrip("-").isdigit() and int(c) < len(names)
+                    else c for c in classes]
+            rows.append({"dataset": f"{name} n={n}", "method": method,
+                         **{t: float(v) for t, v in zip(tick, f1)}})
+            figures[f"mean_class_f1.{label}.{method}"] = float(f1.mean())
+            x = np.arange(len(f1))
+            width = 0.8 / len(methods)
+            ax.bar(x + j * width - 0.4, f1, width, label=method)
+        if shown:
+            ax.set_xticks(np.arange(len(tick)))
+            ax.set_xticklabels(tick, rotation=45, ha="right", fontsize=7)
+        ax.set_ylabel("F1 (test)")
+        ax.set_title(f"{name}, {n} labelled per class")
+        ax.legend(fontsize=5, ncol=2)
+        caption = (f"{spec.title}. Mean over the draws. " + data_caption)
+        files += save_figure(fig, out_dir, f"fig5_{name}", caption=caption)
+    caption = (f"{spec.title}: per-class F1 on the test part, mean over the draws (the paper's "
+               "bars were lost with its figure). " + data_caption)
+    text = write_table(pd.DataFrame(rows), out_dir, caption)
+    files += [out_dir / f"table.{e}" for e in ("md", "csv", "tex")]
+    return Rendered(text, figures, files)
+
+
+# -- objective -----------------------------------------------------------------------------
+
+def objective_rise(objective):
+    """The largest rise of the objective over one outer iteration, relative to |O_0|."""
+    o = np.asarray(objective, float)
+    if len(o) < 2:
+        return 0.0
+    return float(max(0.0, np.max(np.diff(o))) / max(abs(o[0]), 1e-300))
+
+
+@register_renderer("lm3fe/objective", summary="LM3FE objective per outer iteration")
+def render_objective(result, out_dir, spec):
+    """The objective after every outer iteration on every dataset, and its largest rise."""
+    run_spec, records = result.spec, result.records
+    rows, figures, files = [], {}, []
+    fig, axes = new_figure(1, width=5.0, height=3.6)
+    ax = axes[0]
+    for r in records:
+        obj = r.get("model", {}).get("objective")
+        if not obj:
+            continue
+        rise = objective_rise(obj)
+        ax.plot(np.arange(len(obj)), np.asarray(obj) / obj[0], label=r["dataset"])
+        rows.append({"dataset": r["dataset"], "draw": r["repeat"], "O_0": obj[0],
+                     "O_final": obj[-1], "outer iterations": len(obj) - 1,
+                     "largest rise / |O_0|": rise,
+                     "non-increasing": "yes" if rise == 0 else f"no ({rise:.2g})"})
+        figures[f"max_rise.{r['dataset']}.r{r['repeat']}"] = rise
+    ax.set_xlabel("outer iteration k (0: after the first W-step)")
+    ax.set_ylabel("objective O_k / O_0")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7)
+    caption = (f"{spec.title}. The paper shows no figure (Sec. IV-C: the objective decreases). "
+               + _data_caption(result, run_spec))
+    files += save_figure(fig, out_dir, "objective", caption=caption)
+    text = write_table(pd.DataFrame(rows), out_dir, caption)
+    files += [out_dir / f"table.{e}" for e in ("md", "csv", "tex")]
+    return Rendered(text, figures, files)

@@ -1,0 +1,138 @@
+"""LM3FE targets end to end in their quick forms (msrc-v1 and emotions-views, the real
+substitutes in the NUS-WIDE and MIR Flickr roles): every target runs, writes its files and
+prints the paper's numbers beside ours, the figures reuse the tables' runs, the paper's own
+data are said to be absent (never substituted), and the claims' verdicts follow the
+configs' thresholds."""
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from mlkit.cli import cli
+from mlkit.papers.lm3fe.renderers import objective_rise
+
+from .conftest import CONFIGS
+
+ORDER = ("table1", "table2", "fig2", "fig3", "fig4", "fig5", "objective")
+
+
+def _invoke(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def _verify():
+    out = _invoke("verify", "lm3fe").stdout.splitlines()
+    status, measured = {}, {}
+    for i, line in enumerate(out):
+        if m := re.search(r"claim (\d+):", line):
+            status[int(m.group(1))], measured[int(m.group(1))] = line.split()[0], out[i + 1]
+    return status, measured
+
+
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory):
+    """Every quick target once (module scope: the figures reuse the tables' runs)."""
+    mirror = os.environ.get("MLKIT_DATA_MIRROR")
+    if not mirror or not Path(mirror).is_dir():
+        pytest.skip("MLKIT_DATA_MIRROR does not name a folder with the real datasets")
+    mp = pytest.MonkeyPatch()
+    root = tmp_path_factory.mktemp("lm3fe")
+    mp.setenv("MLKIT_RESULTS", str(root / "results"))
+    mp.setenv("MLKIT_DATA", str(root / "home"))        # no NUS-WIDE / MIR Flickr files
+    configs = root / "configs"
+    shutil.copytree(CONFIGS, configs)
+    mp.setattr("mlkit.targets.configs_dir", lambda: configs)
+    outputs = {}
+    for art in ORDER:
+        res = _invoke("reproduce", f"lm3fe/{art}", "--quick")
+        assert res.exit_code == 0, res.output
+        outputs[art] = res.stdout
+    yield root / "results" / "lm3fe", outputs, configs
+    mp.undo()
+
+
+def test_every_quick_target_writes_paper_vs_ours(quick_runs):
+    out, outputs, _ = quick_runs
+    for art in ORDER:
+        for ext in ("md", "csv", "tex"):
+            assert (out / f"{art}-quick" / f"table.{ext}").is_file(), (art, ext)
+        summary = json.loads((out / f"{art}-quick" / "summary.json").read_text())
+        assert summary["target"] == f"lm3fe/{art}" and summary["quick"] is True
+    for art, name in (("fig2", "msrc-v1"), ("fig3", "msrc-v1"), ("fig4", "emotions-views"),
+                      ("fig5", "msrc-v1")):
+        assert (out / f"{art}-quick" / f"{art}_{name}.png").is_file()
+    assert (out / "objective-quick" / "objective.png").is_file()
+    # the paper's numbers beside ours, every caption naming the data's role
+    t1, t2 = outputs["table1"], outputs["table2"]
+    assert "| accuracy 4 (paper)" in t1 and "| accuracy 4 (ours)" in t1
+    assert re.search(r"\| LM3FT +\| 0\.184 +\| 0\.\d{3} ± 0\.\d{3}", t1)
+    assert re.search(r"\| SSMVFT +\| 0\.441 +\| 0\.\d{3} ± 0\.\d{3}", t2)
+    assert "20 (ours 4)" in t2
+    assert "real substitute in the role of NUS-WIDE" in t1
+    assert "real substitute in the role of MIR Flickr" in t2
+    # the paper's own data: absent, said, never replaced
+    assert "nus-animal (the paper's data)" in t1 and "not run" in t1
+    assert "mirflickr (the paper's data)" in t2
+    # figures draw the tables' runs: nothing trained twice
+    for art in ("fig2", "fig3", "fig4", "fig5"):
+        assert re.search(r"0 runs computed, \d+ reused", outputs[art]), outputs[art]
+    assert re.search(r"\| msrc-v1 +\| 4 +\| LM3FS +\| 0\.\d+ +\| (10|100) ", outputs["fig2"])
+
+
+def test_records_hold_the_validation_choice_and_the_curves(quick_runs):
+    out, _, _ = quick_runs
+    recs = [json.loads(p.read_text())
+            for p in (out / "table1-quick" / "runs").glob("*/*/*.json")]
+    lm3fs = [r for r in recs if r["method"] == "LM3FS"]
+    assert len(lm3fs) == 2
+    for r in lm3fs:
+        assert r["n_train"] == 28 and r["chosen"]["percent"] in (10, 100)
+        curve = r["grid_curves"]["percent"]
+        assert curve["values"] == [10, 100]
+        # the table value is the curve's value at the validation-chosen percentage
+        k = curve["values"].index(r["chosen"]["percent"])
+        assert r["metrics"]["accuracy"] == pytest.approx(curve["metrics"]["accuracy"][k])
+        assert curve["validation"][k] == max(curve["validation"])
+        assert len(r["test_extras"]["class_f1"]) == 7
+        assert objective_rise(r["model"]["objective"]) == 0.0
+    # CAT and LM3FS at 100% of the features are the same classifier on the same features
+    cat = {r["repeat"]: r for r in recs if r["method"] == "CAT"}
+    for r in lm3fs:
+        k = r["grid_curves"]["percent"]["values"].index(100)
+        assert r["grid_curves"]["percent"]["metrics"]["accuracy"][k] == pytest.approx(
+            cat[r["repeat"]]["metrics"]["accuracy"])
+
+
+def test_claims_follow_the_thresholds(quick_runs):
+    _, _, configs = quick_runs
+    status, measured = _verify()
+    assert sorted(status) == [1, 2, 3, 4]
+    assert all(s in ("PASS", "FAIL") for s in status.values()), status
+    assert status[4] == "PASS" and "worst 0" in measured[4]
+    assert "CAT >= BSF in" in measured[1] and "LM3FS - max(RFS, SSMVFS)" in measured[2]
+    # claim 4's verdict flips with its threshold; claim 1's with min_fraction
+    path = configs / "lm3fe" / "objective.yaml"
+    cfg = yaml.safe_load(path.read_text())
+    cfg["thresholds"]["max_rise"] = -1.0
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    path1 = configs / "lm3fe" / "table1.yaml"
+    cfg1 = yaml.safe_load(path1.read_text())
+    cfg1["thresholds"].update(min_fraction=0.0, small_percent=100.0, tolerance=1.0)
+    path1.write_text(yaml.safe_dump(cfg1, sort_keys=False))
+    status, measured = _verify()
+    assert status[4] == "FAIL" and "need <= -1" in measured[4]
+    assert status[1] == "PASS", measured[1]
+
+
+def test_objective_rise_is_relative_to_the_start():
+    assert objective_rise([10.0, 9.0, 9.5, 8.0]) == pytest.approx(0.05)
+    assert objective_rise([10.0, 9.0, 8.0]) == 0.0
+    assert objective_rise([3.0]) == 0.0
+    assert np.isfinite(objective_rise([0.0, 1.0]))
