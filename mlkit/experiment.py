@@ -111,26 +111,20 @@ def _draw_labelled(target, n_labelled, rng, name):
     ``n_labelled`` per class (1-D target), or ``n_labelled`` positives and as many negatives
     per label, united (2-D 0/1 target). A class or label with too few -> MlkitError."""
     target = np.asarray(target)
-    if target.ndim == 2:
-        picks = []
-        for j in range(target.shape[1]):
-            for value, what in ((1, "positives"), (0, "negatives")):
-                rows = np.flatnonzero((target[:, j] > 0) == bool(value))
-                if len(rows) < n_labelled:
-                    raise MlkitError(f"{name}: label {j} has {len(rows)} {what} in the training "
-                                     f"part, fewer than n_labelled={n_labelled}; lower "
-                                     "n_labelled or test_size")
-                picks.append(rng.choice(rows, n_labelled, replace=False))
-        return np.unique(np.concatenate(picks))
+    if target.ndim == 2:            # (rows, what they are) per label: positives, negatives
+        groups = [(np.flatnonzero((target[:, j] > 0) == positive),
+                   f"label {j} has {{}} {'positives' if positive else 'negatives'}")
+                  for j in range(target.shape[1]) for positive in (True, False)]
+    else:
+        groups = [(np.flatnonzero(target == c), f"class {c} has {{}} samples")
+                  for c in np.unique(target)]
     picks = []
-    for c in np.unique(target):
-        rows = np.flatnonzero(target == c)
+    for rows, what in groups:
         if len(rows) < n_labelled:
-            raise MlkitError(f"{name}: class {c} has {len(rows)} samples in the training part, "
-                             f"fewer than n_labelled={n_labelled} per class; lower n_labelled "
-                             "or test_size")
+            raise MlkitError(f"{name}: {what.format(len(rows))} in the training part, fewer "
+                             f"than n_labelled={n_labelled}; lower n_labelled or test_size")
         picks.append(rng.choice(rows, n_labelled, replace=False))
-    return np.sort(np.concatenate(picks))
+    return np.unique(np.concatenate(picks))
 
 
 def _labelled_splits(data, protocol):

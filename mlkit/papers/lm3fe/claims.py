@@ -68,12 +68,16 @@ class _Table:
                 yield label, n, metric
 
 
-def _needs(*tables):
-    for art, t in tables:
-        if t.missing:
-            return ClaimResult(None, f"no saved results: run `mlkit reproduce lm3fe/{art}` "
-                                     "(or with --quick) first")
-    return None
+def _tables(*artifacts):
+    """(the saved runs of Tables I and II, None or the NOT RUN result when one of
+    ``artifacts`` has none)."""
+    tables = {"table1": _Table("table1"), "table2": _Table("table2")}
+    for art in artifacts:
+        if tables[art].missing:
+            return tables["table1"], tables["table2"], ClaimResult(
+                None, f"no saved results: run `mlkit reproduce lm3fe/{art}` (or with --quick) "
+                      "first")
+    return tables["table1"], tables["table2"], None
 
 
 def _frac(flags):
@@ -84,8 +88,7 @@ def _frac(flags):
 @register_claim(PAPER, 1, "CAT beats BSF; in the NUS-WIDE role most selection methods match "
                 "or beat CAT with a small fraction of the features")
 def claim1():
-    nus, mir = _Table("table1"), _Table("table2")
-    missing = _needs(("table1", nus))
+    nus, mir, missing = _tables("table1")
     if missing:
         return missing
     th = nus.thresholds
@@ -118,8 +121,7 @@ def claim1():
                 "SSMVFS close, well above TMFS, their peaks match LM3FS at the largest count, "
                 "and their best percentages are smaller than on NUS")
 def claim2():
-    nus, mir = _Table("table1"), _Table("table2")
-    missing = _needs(("table1", nus), ("table2", mir))
+    nus, mir, missing = _tables("table1", "table2")
     if missing:
         return missing
     tn, tm = nus.thresholds, mir.thresholds
@@ -162,8 +164,7 @@ def claim2():
                 "RFT on MIR, below CAT); LM3FT beats every other transformation; LM3FT's std "
                 "is the largest on NUS, LM3FS's the smallest of the selection methods")
 def claim3():
-    nus, mir = _Table("table1"), _Table("table2")
-    missing = _needs(("table1", nus), ("table2", mir))
+    nus, mir, missing = _tables("table1", "table2")
     if missing:
         return missing
     th = nus.thresholds

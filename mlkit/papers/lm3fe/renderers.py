@@ -133,6 +133,20 @@ def _data_caption(result, run_spec):
     return text
 
 
+def _by_name(run_spec, result):
+    """{dataset name: [(count, label, role)]} of the cells that ran, in config order."""
+    out = {}
+    for name, n, label, role in cells(run_spec, result):
+        out.setdefault(name, []).append((n, label, role))
+    return out
+
+
+def _write(rows, out_dir, caption, files=()):
+    """The table of a renderer (md, csv, tex) and the Rendered of it with ``files``."""
+    text = write_table(pd.DataFrame(rows), out_dir, caption)
+    return text, list(files) + [out_dir / f"table.{e}" for e in ("md", "csv", "tex")]
+
+
 def _absent_rows(result, run_spec, columns):
     rows, seen = [], set()
     for ds in run_spec.datasets:
@@ -151,9 +165,7 @@ def render_table(result, out_dir, spec):
     """Every method at every labelled count: paper vs ours (mean ± sd over the draws),
     selection methods at their validation-chosen percentage (mean chosen %)."""
     opts, run_spec, records = spec.options, result.spec, result.records
-    by_name = {}
-    for name, n, label, role in cells(run_spec, result):
-        by_name.setdefault(name, []).append((n, label, role))
+    by_name = _by_name(run_spec, result)
     rows, figures = [], {}
     for name, entries in by_name.items():
         for m in run_spec.methods:
@@ -198,8 +210,8 @@ def render_table(result, out_dir, spec):
                     "draw the figures).")
     if opts.caption:
         caption += " " + opts.caption
-    text = write_table(pd.DataFrame(rows), out_dir, caption)
-    return Rendered(text, figures, [out_dir / f"table.{e}" for e in ("md", "csv", "tex")])
+    text, files = _write(rows, out_dir, caption)
+    return Rendered(text, figures, files)
 
 
 # -- Figs. 2-4 -----------------------------------------------------------------------------
@@ -211,9 +223,7 @@ def render_percent(result, out_dir, spec):
     metric vs the percentage (validation-best other parameters at each), BSF/CAT flat."""
     opts, run_spec, records = spec.options, result.spec, result.records
     metric, files, rows, figures = opts.metric, [], [], {}
-    by_name = {}
-    for name, n, label, role in cells(run_spec, result):
-        by_name.setdefault(name, []).append((n, label, role))
+    by_name = _by_name(run_spec, result)
     table_spec = None
     try:
         from ...targets import resolve_target, target_spec
@@ -261,8 +271,7 @@ def render_percent(result, out_dir, spec):
         files += save_figure(fig, out_dir, f"{spec.artifact}_{name}", caption=caption)
     caption = (f"{spec.title}: each selection method's peak over the percentages (ours) beside "
                "the paper's table value at its best percentage. " + data_caption)
-    text = write_table(pd.DataFrame(rows), out_dir, caption)
-    files += [out_dir / f"table.{e}" for e in ("md", "csv", "tex")]
+    text, files = _write(rows, out_dir, caption, files)
     return Rendered(text, figures, files)
 
 
@@ -273,9 +282,7 @@ def render_percent(result, out_dir, spec):
 def render_class_f1(result, out_dir, spec):
     """Per-class F1 (test part, mean over the draws) of every method at one labelled count."""
     opts, run_spec, records = spec.options, result.spec, result.records
-    by_name = {}
-    for name, n, label, role in cells(run_spec, result):
-        by_name.setdefault(name, []).append((n, label, role))
+    by_name = _by_name(run_spec, result)
     rows, files, figures = [], [], {}
     data_caption = _data_caption(result, run_spec)
     for name, entries in by_name.items():
@@ -313,8 +320,7 @@ def render_class_f1(result, out_dir, spec):
         files += save_figure(fig, out_dir, f"fig5_{name}", caption=caption)
     caption = (f"{spec.title}: per-class F1 on the test part, mean over the draws (the paper's "
                "bars were lost with its figure). " + data_caption)
-    text = write_table(pd.DataFrame(rows), out_dir, caption)
-    files += [out_dir / f"table.{e}" for e in ("md", "csv", "tex")]
+    text, files = _write(rows, out_dir, caption, files)
     return Rendered(text, figures, files)
 
 
@@ -353,6 +359,5 @@ def render_objective(result, out_dir, spec):
     caption = (f"{spec.title}. The paper shows no figure (Sec. IV-C: the objective decreases). "
                + _data_caption(result, run_spec))
     files += save_figure(fig, out_dir, "objective", caption=caption)
-    text = write_table(pd.DataFrame(rows), out_dir, caption)
-    files += [out_dir / f"table.{e}" for e in ("md", "csv", "tex")]
+    text, files = _write(rows, out_dir, caption, files)
     return Rendered(text, figures, files)
