@@ -17,7 +17,9 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from ...report import format_mean_ci, new_figure, save_figure, write_table
+import matplotlib.pyplot as plt
+
+from ...report import format_mean_ci, save_figure, write_table
 from ...report.figures import integer_ticks
 from ...targets import Rendered, register_renderer
 
@@ -73,6 +75,54 @@ def provenance_caption(result):
         parts.append(f"{label} ({kind}: {data.source})")
     return ("Data: " + "; ".join(parts) + ". The paper's 19-class image-blob data are private; "
             "its numbers are shown beside every dataset.")
+
+
+def figure_caption(result):
+    """The provenance for a figure: every dataset's kind and source, without the long
+    account of how its problem was chosen (that is in the table's ``problem`` column)."""
+    parts = []
+    for label, data in result.datasets.items():
+        kind = "synthetic, the paper's layout" if data.synthetic else "real substitute"
+        parts.append(f"{label} ({kind}: {data.source.split('; problem ')[0]})")
+    return ("Data: " + "; ".join(parts) + ". The paper's 19-class image-blob data are private.")
+
+
+def panel_grid(n, ncols=3, width=3.9, height=3.0):
+    """A grid of ``n`` panels plus one free slot for the shared legend (never over data):
+    ``(fig, axes, legend_ax)``."""
+    ncols = min(ncols, n + 1)
+    nrows = -(-(n + 1) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
+                             squeeze=False)
+    flat = list(grid.ravel())
+    for ax in flat[n:]:
+        ax.axis("off")
+    return fig, flat[:n], flat[n]
+
+
+def shared_legend(axes, legend_ax):
+    """One legend in the free slot, with every series drawn in any panel."""
+    seen = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    legend_ax.legend(list(seen.values()), list(seen), loc="center", fontsize=9, frameon=False)
+
+
+def panel_title(result, label):
+    """``label (kind)`` and, for a one-problem dataset, its two classes."""
+    data = result.datasets[label]
+    title = f"{label} ({'synthetic' if data.synthetic else 'real'})"
+    names = list(getattr(data, "class_names", None) or [])
+    if len(names) == 2:
+        title += f"\n{names[0]} vs {names[1]}"
+    return title
+
+
+def cap_accuracy_axis(ax):
+    """Accuracy never shows above 100%."""
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, min(hi, 100.5))
 
 
 def problem_values(records, key):
@@ -283,7 +333,7 @@ def render_fig4(result, out_dir, spec):
     """Fig. 4: normalised goodness of every subspace, averaged over problems."""
     opts = spec.options
     labels = [lab for lab in result.datasets if _by(result.records, lab, FULL)]
-    fig, axes = new_figure(len(labels), width=4.0, height=3.4)
+    fig, axes, legend_ax = panel_grid(len(labels))
     rows, figures = [], {}
     for ax, label in zip(axes, labels):
         recs = _by(result.records, label, FULL)
@@ -297,8 +347,7 @@ def render_fig4(result, out_dir, spec):
         ax.set_xticks(x)
         ax.set_xlabel("subspace #")
         ax.set_ylabel(f"normalised goodness ({opts.normalise})")
-        ax.set_title(label, fontsize=9)
-        ax.legend(fontsize=7)
+        ax.set_title(panel_title(result, label), fontsize=9)
         for j, (name, g) in enumerate(zip(names, mean)):
             rows.append({"dataset": label, "subspace": f"#{j + 1} {name}",
                          "normalised goodness": float(g),
@@ -315,7 +364,10 @@ def render_fig4(result, out_dir, spec):
                "averaged over every one-vs-one problem; green: mean over subspaces. Paper: #1 "
                f"RGB mean and #3 LUV mean highest, #5 Gabor lowest. {provenance_caption(result)}"
                f" {opts.caption}").strip()
-    files = save_figure(fig, out_dir, "fig4", caption=caption)
+    shared_legend(axes, legend_ax)
+    files = save_figure(fig, out_dir, "fig4", caption=f"{spec.title}. Goodness normalised by "
+                        f"{how}, averaged over every one-vs-one problem; green: mean over "
+                        f"subspaces. {figure_caption(result)}")
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     return Rendered(text, figures,
                     files + [out_dir / f"table.{e}" for e in ("md", "csv", "tex")])
@@ -345,7 +397,7 @@ def render_curves(result, out_dir, spec):
     """Figs. 3, 6, 7: OOB and test accuracy along the bagging process for one problem."""
     opts = spec.options
     labels = [lab for lab in result.datasets if _by(result.records, lab, opts.method)]
-    fig, axes = new_figure(len(labels), width=4.0, height=3.4)
+    fig, axes, legend_ax = panel_grid(len(labels))
     rows, points, figures = [], [], {}
     for ax, label in zip(axes, labels):
         rec = _by(result.records, label, opts.method)[0]
@@ -358,8 +410,8 @@ def render_curves(result, out_dir, spec):
         ax.set_xlabel("weak SVMs added")
         ax.set_ylabel("accuracy %")
         integer_ticks(ax.xaxis)
-        ax.set_title(f"{label}", fontsize=9)
-        ax.legend(fontsize=7)
+        cap_accuracy_axis(ax)
+        ax.set_title(panel_title(result, label), fontsize=9)
         p = rec["model"]["problems"][0]
         names = rec["model"]["subspaces"]
         dims = dict(zip(names, p["dims_after_pca"]))
@@ -385,7 +437,11 @@ def render_curves(result, out_dir, spec):
                "mean |change| of the OOB curve over its last two thirds. "
                f"{provenance_caption(result)} {opts.caption}").strip()
     name = spec.artifact
-    files = save_figure(fig, out_dir, name, caption=caption)
+    shared_legend(axes, legend_ax)
+    files = save_figure(fig, out_dir, name, caption=(
+        f"{spec.title}. {opts.method}: OOB (blue) and test (green) accuracy after each weak "
+        "SVM, one binary problem per panel (hfss-synthetic: the paper's pair; real datasets: "
+        "the hardest pair by a training-part proxy, see table.md). " + figure_caption(result)))
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     write_table(pd.DataFrame(points), out_dir, caption, name="curve")
     files += [out_dir / f"{n}.{e}" for n in ("table", "curve") for e in ("md", "csv", "tex")]
@@ -398,7 +454,7 @@ def render_fig5(result, out_dir, spec):
     """Fig. 5: forward selection (goodness-sorted prefixes), OOB and test, maxima marked."""
     opts = spec.options
     labels = [lab for lab in result.datasets if _by(result.records, lab, opts.method)]
-    fig, axes = new_figure(len(labels), width=4.0, height=3.4)
+    fig, axes, legend_ax = panel_grid(len(labels))
     rows, points, figures = [], [], {}
     for ax, label in zip(axes, labels):
         rec = _by(result.records, label, opts.method)[0]
@@ -419,8 +475,8 @@ def render_fig5(result, out_dir, spec):
         ax.set_xticks(x)
         ax.set_xlabel("subspaces in the prefix")
         ax.set_ylabel("accuracy %")
-        ax.set_title(label, fontsize=9)
-        ax.legend(fontsize=7)
+        cap_accuracy_axis(ax)
+        ax.set_title(panel_title(result, label), fontsize=9)
         rows.append({"dataset": label, "problem": _problem_name(result, label),
                      "order by goodness": ", ".join(p["order"]),
                      "OOB max at k (paper)": 3, "OOB max at k (ours)": k_oob,
@@ -440,7 +496,12 @@ def render_fig5(result, out_dir, spec):
                "its maximum (bestK); green: test accuracy of the same prefixes (hfss-forward's "
                "stages), red: its maximum (the first, on ties). "
                f"{provenance_caption(result)} {opts.caption}").strip()
-    files = save_figure(fig, out_dir, "fig5", caption=caption)
+    shared_legend(axes, legend_ax)
+    files = save_figure(fig, out_dir, "fig5", caption=(
+        f"{spec.title}. Forward selection (Alg. 2) on Fig. 3's problem per panel: OOB accuracy "
+        "of the k best subspaces by goodness, magenta: its maximum (bestK); green: test "
+        "accuracy of the same prefixes, red: its maximum (the first, on ties). "
+        + figure_caption(result)))
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     write_table(pd.DataFrame(points), out_dir, caption, name="curve")
     files += [out_dir / f"{n}.{e}" for n in ("table", "curve") for e in ("md", "csv", "tex")]
