@@ -224,6 +224,14 @@ class MultiViewClassifierMixin(ClassifierMixin):
         Xs, _ = check_views(views, self, fitted_dims=self.view_dims_)
         return normalize_views(Xs, self.normalize)
 
+    def _set_downstream(self, classifier, n_neighbors, rls_alpha, normalize="l2"):
+        """Store the downstream parameters every estimator of this package takes (as given,
+        the scikit-learn convention; validated in ``fit``)."""
+        self.classifier = classifier
+        self.n_neighbors = n_neighbors
+        self.rls_alpha = rls_alpha
+        self.normalize = normalize
+
     #: parameters that change only what follows the costly fit (the runner's validation
     #: search sets them and calls :meth:`refit_post` instead of refitting everything)
     post_fit_params = ("percent", "n_neighbors", "rls_alpha")
@@ -232,7 +240,10 @@ class MultiViewClassifierMixin(ClassifierMixin):
         """Refit only the downstream classifier (after ``set_params`` of ``percent``,
         ``n_neighbors`` or ``rls_alpha``) on the same training data as the last ``fit``."""
         check_is_fitted(self)
-        Xs, Ypm = self._prepare(views, Y)
+        return self._fit_downstream(*self._prepare(views, Y))
+
+    def _fit_downstream(self, Xs, Ypm):
+        """Train the downstream classifier on the estimator's features of ``Xs``."""
         self.downstream_ = Downstream(self.classifier, self.n_neighbors, self.rls_alpha).fit(
             self._features(Xs), Ypm)
         return self

@@ -273,9 +273,7 @@ class _MultiViewMethod(MultiViewClassifierMixin, BaseEstimator):
         # same data) learn once: the family is the class that defines _learn
         family = next(c.__name__ for c in type(self).__mro__ if "_learn" in vars(c))
         cached_learn(self, family, Xs, Ypm, self._learn, self._learned_attrs)
-        self.downstream_ = Downstream(self.classifier, self.n_neighbors, self.rls_alpha).fit(
-            self._features(Xs), Ypm)
-        return self
+        return self._fit_downstream(Xs, Ypm)
 
     def _scores(self, views):
         features = self._features(self._views(views))
@@ -320,10 +318,7 @@ class BSF(_MultiViewMethod):
     def __init__(self, *, view=None, classifier="knn", n_neighbors=1, rls_alpha=1.0,
                  normalize="l2"):
         self.view = view
-        self.classifier = classifier
-        self.n_neighbors = n_neighbors
-        self.rls_alpha = rls_alpha
-        self.normalize = normalize
+        self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
     def _learn(self, Xs, Ypm):
         if self.view is not None:
@@ -356,10 +351,7 @@ class CAT(_MultiViewMethod):
     """
 
     def __init__(self, *, classifier="knn", n_neighbors=1, rls_alpha=1.0, normalize="l2"):
-        self.classifier = classifier
-        self.n_neighbors = n_neighbors
-        self.rls_alpha = rls_alpha
-        self.normalize = normalize
+        self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
     def _learn(self, Xs, Ypm):
         self.n_features_selected_ = int(sum(X.shape[1] for X in Xs))
@@ -401,10 +393,7 @@ class MTFS(_MTFBase):
         self.lam = lam
         self.tol = tol
         self.max_iter = max_iter
-        self.classifier = classifier
-        self.n_neighbors = n_neighbors
-        self.rls_alpha = rls_alpha
-        self.normalize = normalize
+        self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
 
 class MTFT(_MTFBase):
@@ -418,10 +407,7 @@ class MTFT(_MTFBase):
         self.lam = lam
         self.tol = tol
         self.max_iter = max_iter
-        self.classifier = classifier
-        self.n_neighbors = n_neighbors
-        self.rls_alpha = rls_alpha
-        self.normalize = normalize
+        self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
 
 class _RFBase(_MultiViewMethod):
@@ -458,10 +444,7 @@ class RFS(_RFBase):
         self.gamma = gamma
         self.tol = tol
         self.max_iter = max_iter
-        self.classifier = classifier
-        self.n_neighbors = n_neighbors
-        self.rls_alpha = rls_alpha
-        self.normalize = normalize
+        self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
 
 class RFT(_RFBase):
@@ -475,10 +458,7 @@ class RFT(_RFBase):
         self.gamma = gamma
         self.tol = tol
         self.max_iter = max_iter
-        self.classifier = classifier
-        self.n_neighbors = n_neighbors
-        self.rls_alpha = rls_alpha
-        self.normalize = normalize
+        self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
 
 class _SSMVBase(_MultiViewMethod):
@@ -519,10 +499,7 @@ class SSMVFS(_SSMVBase):
         self.gamma2 = gamma2
         self.tol = tol
         self.max_iter = max_iter
-        self.classifier = classifier
-        self.n_neighbors = n_neighbors
-        self.rls_alpha = rls_alpha
-        self.normalize = normalize
+        self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
 
 class SSMVFT(_SSMVBase):
@@ -537,10 +514,7 @@ class SSMVFT(_SSMVBase):
         self.gamma2 = gamma2
         self.tol = tol
         self.max_iter = max_iter
-        self.classifier = classifier
-        self.n_neighbors = n_neighbors
-        self.rls_alpha = rls_alpha
-        self.normalize = normalize
+        self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
 
 class TMFS(_MultiViewMethod):
@@ -570,10 +544,7 @@ class TMFS(_MultiViewMethod):
         self.percent = percent
         self.C = C
         self.step = step
-        self.classifier = classifier
-        self.n_neighbors = n_neighbors
-        self.rls_alpha = rls_alpha
-        self.normalize = normalize
+        self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
     def _learn(self, Xs, Ypm):
         self.feature_ranking_ = tmfs_ranking(Xs, Ypm, C=self.C, step=self.step)

@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ...datasets._containers import Views
 from ...registry import METHODS
 from . import _losses as L
-from ._base import (Downstream, MultiViewClassifierMixin, cached_learn, n_selected,
+from ._base import (MultiViewClassifierMixin, cached_learn, n_selected,
                     select_columns)
 
 __all__ = ["LM3FE", "LM3FS", "LM3FT"]
@@ -256,9 +256,7 @@ class _LM3FDownstream(LM3FE):
         Xs, Ypm = self._prepare(views, Y)
         # LM3FS and LM3FT with the same parameters on the same data learn LM3FE once
         cached_learn(self, "LM3FE", Xs, Ypm, self._fit_model, self._learned_attrs)
-        self.downstream_ = Downstream(self.classifier, self.n_neighbors, self.rls_alpha).fit(
-            self._features(Xs), Ypm)
-        return self
+        return self._fit_downstream(Xs, Ypm)
 
     def _scores(self, views):
         features = self._features(self._views(views))      # checks fitted first
@@ -292,9 +290,7 @@ class LM3FS(_LM3FDownstream):
                          u_init=u_init, w_restart=w_restart,
                          normalize=normalize, random_state=random_state)
         self.percent = percent
-        self.classifier = classifier
-        self.n_neighbors = n_neighbors
-        self.rls_alpha = rls_alpha
+        self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
     _parameter_constraints = {**_LM3FDownstream._parameter_constraints,
                               "percent": [Interval(Real, 0, 100, closed="right")]}
@@ -326,9 +322,7 @@ class LM3FT(_LM3FDownstream):
                          sub_max_iter=sub_max_iter, eps=eps, lipschitz=lipschitz,
                          u_init=u_init, w_restart=w_restart,
                          normalize=normalize, random_state=random_state)
-        self.classifier = classifier
-        self.n_neighbors = n_neighbors
-        self.rls_alpha = rls_alpha
+        self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
     def _features(self, Xs):
         return L.latent(Xs, self.U_, self.theta_)
