@@ -73,6 +73,7 @@ def cli(ctx, verbose, quiet):
     mlkit reproduce mssboost/fig4      run a paper's figure or table (paper vs ours)
     mlkit train --config FILE          run any experiment config
     mlkit verify mssboost              check the paper's claims on saved results
+    mlkit report                       REPRODUCTION.md: every target and claim, paper vs ours
     """
     ctx.ensure_object(dict)
     ctx.obj["verbosity"] = -1 if quiet else verbose
