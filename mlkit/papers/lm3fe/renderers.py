@@ -11,6 +11,7 @@ best on validation, its test metrics), which Figs. 2-4 draw. Renderers never tra
 
 from typing import Optional
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
@@ -309,13 +310,15 @@ def render_class_f1(result, out_dir, spec):
             figures[f"mean_class_f1.{label}.{method}"] = float(f1.mean())
             x = np.arange(len(f1))
             width = 0.8 / len(methods)
-            ax.bar(x + j * width - 0.4, f1, width, label=method)
+            ax.bar(x + j * width - 0.4, f1, width, label=method,
+                   color=plt.get_cmap("tab20")(j % 20))
         if shown:
             ax.set_xticks(np.arange(len(tick)))
             ax.set_xticklabels(tick, rotation=45, ha="right", fontsize=7)
         ax.set_ylabel("F1 (test)")
         ax.set_title(f"{name}, {n} labelled per class")
-        ax.legend(fontsize=5, ncol=2)
+        ax.set_ylim(0, 1.05)
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         caption = (f"{spec.title}. Mean over the draws. " + data_caption)
         files += save_figure(fig, out_dir, f"fig5_{name}", caption=caption)
     caption = (f"{spec.title}: per-class F1 on the test part, mean over the draws (the paper's "
