@@ -15,6 +15,7 @@ from mlkit.cli import cli
 from mlkit._errors import MlkitError
 from mlkit.config import ProtocolSpec
 from mlkit.experiment import make_splits
+from mlkit.papers.hfss.claims import roughness_ratio
 from mlkit.papers.hfss.data import (all_pairs, choose_pair, hfss_accuracy, load_hfss_subset,
                                     pair_difficulty, pair_training_rows, typical_pair)
 from mlkit.papers.hfss.renderers import (ensemble_summary, normalised_goodness,
@@ -267,3 +268,10 @@ def test_table3_entry_averages_each_problem_over_repetitions_first():
     assert mean == pytest.approx(per_problem.mean())
     assert sd == pytest.approx(per_problem.std(ddof=1))
     assert problem_average_accuracy([{"metrics": {"accuracy": 0.5}}]) is None
+
+
+def test_roughness_ratio_judges_flat_curves():
+    assert roughness_ratio(0.5, 1.0) == 0.5
+    assert roughness_ratio(0.1, 0.0) == float("inf")     # flat full curve, rough bestK: FAIL
+    assert roughness_ratio(0.0, 0.0) == 1.0              # both flat: equally smooth
+    assert np.isnan(roughness_ratio(None, 1.0)) and np.isnan(roughness_ratio(0.1, np.nan))

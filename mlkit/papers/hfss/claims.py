@@ -56,6 +56,17 @@ def _claim(*artifacts, thresholds_of):
     return decorate
 
 
+def roughness_ratio(best, full):
+    """bestK's curve roughness over the full ensemble's: NaN when either curve is missing
+    (not judged); a flat full curve (0) makes any rough bestK curve infinitely rougher and
+    two flat curves equally smooth (1)."""
+    if best is None or full is None or np.isnan(best) or np.isnan(full):
+        return float("nan")
+    if full > 0:
+        return best / full
+    return float("inf") if best > 0 else 1.0
+
+
 @register_claim(PAPER, 1, "bestK (inter-subspace) selection raises accuracy over the full "
                 "ensemble while cutting dimensionality a lot, and makes the bagging curve "
                 "smoother")
@@ -74,7 +85,7 @@ def claim_1(runs, th):
         rough = {m: roughness(curves_of(_by(curves, ds, m)[0])[0],
                               len(curves_of(_by(curves, ds, m)[0])[0]) // 3)
                  for m in (FULL, BESTK) if _by(curves, ds, m)}
-        ratio = rough[BESTK] / rough[FULL] if len(rough) == 2 and rough[FULL] > 0 else np.nan
+        ratio = roughness_ratio(rough.get(BESTK), rough.get(FULL))
         this = (gain >= th["min_gain"] and cut >= th["min_dim_reduction"]
                 and (np.isnan(ratio) or ratio <= th["max_roughness_ratio"]))
         ok &= this
