@@ -185,7 +185,10 @@ def load_hfss_subset(*, source, source_params=None, pair=None, classes=None, per
             idx = rows[y[rows] == c]
             keep.append(rng.choice(idx, min(int(per_class), len(idx)), replace=False))
         rows = np.sort(np.concatenate(keep))
-        what.append(f"{per_class} samples per class")
+        fewest = min(len(k) for k in keep)
+        what.append(f"{per_class} samples per class" + (
+            f" (a class with fewer keeps all of them: {fewest} at least)"
+            if fewest < int(per_class) else ""))
     classes, y_new = np.unique(y[rows], return_inverse=True)
     sub = data.subset(rows)
     return replace(sub, y=y_new, class_names=[names[c] for c in classes],

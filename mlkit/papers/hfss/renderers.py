@@ -536,9 +536,12 @@ def render_table3(result, out_dir, spec):
             pp = problem_average_accuracy(recs)
             multi = _ms([r["metrics"]["accuracy"] for r in recs])
             pv = _paper(spec, run_spec, ds.display, m.display, "accuracy", role=ds.role)
-            n = (ds.params or {}).get("per_class")
+            data = result.datasets[ds.display]
+            test_size = ds.protocol_over(run_spec.protocol).test_size
+            # samples per class in a training part (stratified): the smallest class's share
+            k = int(round(np.bincount(np.asarray(data.y)).min() * (1 - test_size)))
             rows.append({"dataset": ds.display, "paper's size": ds.role or "-",
-                         "train per problem (ours)": f"{n // 2}+{n // 2}" if n else "-",
+                         "train per problem (ours)": f"{k}+{k}",
                          "method": m.display, "paper %": _pcell(pv),
                          "ours % (per problem)": format_mean_ci(*pp, 2) if pp else "-",
                          "ours % (multi-class)": format_mean_ci(*multi, 2),
