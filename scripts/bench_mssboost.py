@@ -1,8 +1,8 @@
 """MSSBoost against the Baseline it replaces (spec-mssboost Table 2, claims 1, 2 and 5).
 
 For each collection, on one 75/25 split (seed ``--seed``) and at the collection's own selected
-settings (``--select`` runs the paper's 2-fold CV selection on the training part, else the
-values of SETTINGS, selected that way by this script), measured side by side in one run:
+settings (those ``mlkit reproduce mssboost/selection`` chose by the paper's 2-fold CV rule,
+read from its run records; ``--select`` reruns the selection here), measured side by side:
 
 * Baseline (one RBF SVM per label, its own rho and C): Mean-AP, support vectors per model,
   model size, training and prediction time;
@@ -29,9 +29,13 @@ import copy
 import json
 import time
 
+from pathlib import Path
+
 import numpy as np
 
+from mlkit.config import ProtocolSpec
 from mlkit.datasets import load_dataset
+from mlkit.experiment import make_splits
 from mlkit.methods import BaselineSVM, MSSBoost, NSBoost, RSBag
 from mlkit.metrics import mean_average_precision_score
 from mlkit.selection import select_mssboost_settings
@@ -42,20 +46,23 @@ COLLECTIONS = {
     "scene": ("scene", {}),
 }
 
-#: Settings chosen by ``--select`` (select_mssboost_settings on the training part of the
-#: seed-0 split): the Baseline's rho/C, the base models' rho/C and rd/rf. corel5k-top39 with
-#: --gamma-grid 0.02 0.05 0.2 0.5 --C-grid 1 10 --base-gamma-grid 0.2 0.5 2 5 --base-C-grid 1 10
-#: --rd-grid/--rf-grid 0.1 0.2 0.3 0.5: no pair reached 80% of Baseline's 2-fold Mean-AP
-#: (0.229; best Subspace 0.153 at rd = rf = 0.5), and the base rho is the grid's lowest value.
-#: trecvid-style and scene: NOT selected yet (placeholders; run with --select-only).
-SETTINGS = {
-    "trecvid-style": {"baseline_gamma": 5.0, "baseline_C": 10.0, "gamma": 50.0, "C": 10.0,
-                      "rd": 0.5, "rf": 0.5},
-    "corel5k-top39": {"baseline_gamma": 0.2, "baseline_C": 1.0, "gamma": 0.2, "C": 1.0,
-                      "rd": 0.5, "rf": 0.5},
-    "scene": {"baseline_gamma": 0.02, "baseline_C": 10.0, "gamma": 0.2, "C": 10.0,
-              "rd": 0.1, "rf": 0.2},
-}
+#: Where the settings come from: the run records of ``mlkit reproduce mssboost/selection``
+#: (the mssboost-settings method, Sec. 6.2.1's 2-fold CV on the training part of the same
+#: seed-0 split), the values table2.yaml uses.
+SELECTION_RUNS = (Path(__file__).resolve().parent.parent / "results" / "mssboost" / "selection"
+                  / "runs")
+KEYS = ("baseline_gamma", "baseline_C", "gamma", "C", "rd", "rf")
+
+
+def selected_settings(label):
+    """The settings mssboost/selection chose for ``label`` (its committed run record)."""
+    found = sorted(SELECTION_RUNS.glob(f"{label}/*/r00-f00.json"))
+    if not found:
+        raise SystemExit(f"no selection record for {label} under {SELECTION_RUNS}: run "
+                         "`mlkit reproduce mssboost/selection`, or pass --select / --settings")
+    model = json.loads(found[0].read_text())["model"]
+    return {k: model[k] for k in KEYS}
+
 
 GRIDS = {
     "gamma_grid": [0.005, 0.02, 0.05, 0.2, 0.5, 2.0, 5.0, 20.0],
@@ -76,10 +83,11 @@ def _since(start):
     return cpu - start[0], wall - start[1]
 
 
-def _split(n, seed):
-    idx = np.random.default_rng(seed).permutation(n)
-    cut = int(0.75 * n)
-    return idx[:cut], idx[cut:]
+def _split(data, seed):
+    """The runner's first 75/25 split of table2's protocol (the selection's training part)."""
+    split = make_splits(data, ProtocolSpec(split="holdout", test_size=0.25, repeats=1,
+                                           seed=seed))[0]
+    return split.train, split.test
 
 
 def _truncated(model, t):
@@ -111,7 +119,7 @@ def _first_reaching(curve, level):
 def bench(label, T, seed, settings, approx, n_jobs):
     name, params = COLLECTIONS[label]
     data = load_dataset(name, params=params)
-    tr, te = _split(len(data), seed)
+    tr, te = _split(data, seed)
     X, Y = data.X, data.Y
     Xtr, Ytr, Xte, Yte = X[tr], Y[tr], X[te], Y[te]
     s = settings
@@ -220,7 +228,7 @@ def main():
                         help="print the selected settings and stop")
     parser.add_argument("--settings", type=json.loads, default={},
                         help='JSON {collection: {baseline_gamma, baseline_C, gamma, C, rd, rf}} '
-                             "replacing SETTINGS")
+                             "replacing (some of) the selected settings")
     for key, values in GRIDS.items():
         parser.add_argument("--" + key.replace("_", "-"), type=float, nargs="+", default=values)
     parser.add_argument("--no-approx", action="store_true")
@@ -229,18 +237,17 @@ def main():
     args = parser.parse_args()
     results = []
     for label in args.datasets:
-        settings = {**SETTINGS[label], **args.settings.get(label, {})}
+        given = args.settings.get(label, {})
         if args.select or args.select_only:
             name, params = COLLECTIONS[label]
             data = load_dataset(name, params=params)
-            tr, _ = _split(len(data), args.seed)
+            tr, _ = _split(data, args.seed)
             start = _clocks()
             grids = {key: getattr(args, key) for key in GRIDS}
             sel = select_mssboost_settings(data.X[tr], data.Y[tr], random_state=args.seed,
                                            n_jobs=args.n_jobs, exhaustive=False, **grids)
             cpu, wall = _since(start)
-            settings = {k: sel[k] for k in ("baseline_gamma", "baseline_C", "gamma", "C",
-                                            "rd", "rf")}
+            settings = {**{k: sel[k] for k in KEYS}, **given}
             print(f"== selection on {label} ({cpu:.0f}s CPU, {wall:.0f}s wall): {settings}; "
                   f"Baseline 2-fold Mean-AP {sel['baseline_map']:.3f}, SV fraction "
                   f"{sel['baseline_sv_fraction']:.2f}; Subspace {sel['subspace_map']:.3f} "
@@ -253,6 +260,9 @@ def main():
                       f"Subspace Mean-AP {g['mean_ap']:.3f}", flush=True)
             if args.select_only:
                 continue
+        else:
+            settings = given if set(KEYS) <= set(given) else {**selected_settings(label),
+                                                                **given}
         r = bench(label, args.T, args.seed, settings, not args.no_approx, args.n_jobs)
         _report(r)
         results.append(r)

@@ -159,7 +159,10 @@ def render_table2(result, out_dir, spec):
     caption = (f"Table 2: Mean-AP (± 95% t-interval over {repeats} random 75/25 "
                f"splits), training time, number of models and model size "
                f"(#support vectors × #features). {_caption(result)} MSSBoost − method: mean "
-               "paired difference (paired t-test p).")
+               "paired difference (paired t-test p). Settings (rho, C, rd, rf) chosen once by "
+               "the paper's 2-fold CV rule on the first split's training part (mssboost/"
+               "selection) and kept for every split, as the paper chooses once; later splits' "
+               "test parts overlap that training part.")
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     return Rendered(text, figures, [out_dir / "table.md"])
 
