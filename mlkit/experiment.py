@@ -27,6 +27,7 @@ from ._errors import DataError, MlkitError, RunFailed, did_you_mean
 from ._io import read_json, write_json
 from .config import slug
 from .datasets import load_dataset
+from .manifest import runs_dir_of
 from .metrics import average_precision_score
 from .registry import METHODS, METRICS
 
@@ -455,7 +456,7 @@ def manifest_records(out_dir):
     """The records of the invocation whose ``manifest.json`` is in ``out_dir``."""
     manifest = read_json(Path(out_dir) / "manifest.json")
     keys = {r["key"] for r in manifest["runs"]}
-    return load_records(manifest.get("runs_dir") or out_dir, keys)
+    return load_records(runs_dir_of(manifest, out_dir), keys)
 
 
 def check_parallel(jobs, backend, scheduler):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import __version__
 
-__all__ = ["build_manifest", "git_revision", "package_versions"]
+__all__ = ["build_manifest", "git_revision", "package_versions", "runs_dir_of"]
 
 _PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "joblib", "pydantic",
              "click", "pyyaml", "dask", "distributed")
@@ -73,3 +73,29 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ex
         "runs": runs,
         **(extra or {}),
     }
+
+
+def runs_dir_of(manifest, out_dir):
+    """The folder holding the run records of the invocation whose ``manifest`` is in
+    ``out_dir``, found from ``out_dir`` itself, whatever the current directory.
+
+    ``manifest["runs_dir"]`` is the path the run used (relative to the directory it ran in,
+    e.g. ``results/hfss/baseline``, or absolute); only its last names are read. Every writer
+    (``mlkit reproduce``, ``mlkit train``) puts the records in one of three places, all
+    named from the manifest's own folder: that folder itself; its ``runs-of-<artifact>``
+    subfolder (``--out`` with a target drawn from another artifact's runs); or the sibling
+    folder of that artifact (``results/<paper>/<artifact>[-quick]``). So a copy, a clone or
+    a view of the results reads the records beside it, never those of the current directory
+    (manifests of every age store the same form).
+    """
+    out_dir = Path(out_dir)
+    stored = manifest.get("runs_dir")
+    if not stored:
+        return out_dir
+    here = Path(os.path.abspath(out_dir))        # absolute, symlinks kept: "." has a name
+    name = Path(str(stored)).name
+    if name.startswith("runs-of-"):
+        return out_dir / name
+    if name == here.name or name in ("", ".", ".."):
+        return out_dir
+    return here.parent / name

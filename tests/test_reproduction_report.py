@@ -5,6 +5,7 @@ change under the page."""
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -284,3 +285,46 @@ def test_no_results_folder_is_one_clear_error(tmp_path, monkeypatch):
     res = CliRunner().invoke(cli, ["report", "--check"])
     assert res.exit_code == 2
     assert "no results folder" in res.stderr and "\n" not in res.stderr.strip()
+
+
+# -- #11: the run records of a manifest are found from its own folder, never the CWD ------
+def _records_tree(root, runs_dir_as_stored, out_name="fig", runs_parent=None):
+    """A manifest in root/p/<out_name> whose records (keys k1, k2) sit where the stored
+    runs_dir says, relative to the directory the run was made in (root.parent)."""
+    out = root / "p" / out_name
+    runs = (runs_parent or root.parent) / runs_dir_as_stored / "runs" / "d" / "m"
+    runs.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
+    for key in ("k1", "k2", "old"):
+        (runs / f"{key}.json").write_text(json.dumps({"key": key}))
+    (out / "manifest.json").write_text(json.dumps(
+        {"runs_dir": str(runs_dir_as_stored), "runs": [{"key": "k1"}, {"key": "k2"}]}))
+    return out
+
+
+@pytest.mark.parametrize("stored, out_name", [
+    ("results/p/table", "fig"),            # a target drawn from a sibling artifact's runs
+    ("results/p/fig", "fig"),              # its own runs
+    ("results/p/fig-quick", "fig-quick"),
+    ("results/p/fig/runs-of-table", "fig"),   # --out with a runs_of target
+])
+def test_manifest_records_do_not_depend_on_the_current_directory(tmp_path, monkeypatch,
+                                                                  stored, out_name):
+    from mlkit.experiment import manifest_records
+    from mlkit.manifest import runs_dir_of
+
+    out = _records_tree(tmp_path / "results", stored, out_name)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd in (tmp_path, elsewhere):
+        monkeypatch.chdir(cwd)
+        assert sorted(r["key"] for r in manifest_records(out)) == ["k1", "k2"]
+    # a copy of the results elsewhere reads its own records, not those the path once named
+    copy = tmp_path / "copy" / "results"
+    shutil.copytree(tmp_path / "results", copy)
+    assert runs_dir_of(json.loads((out / "manifest.json").read_text()),
+                       copy / "p" / out_name) == copy / Path(stored).relative_to("results")
+    # an absolute path stored by a run with MLKIT_RESULTS=/abs/results reads the same way
+    assert runs_dir_of({"runs_dir": str(tmp_path / stored)}, copy / "p" / out_name) == \
+        copy / Path(stored).relative_to("results")
+    assert runs_dir_of({"runs_dir": None}, out) == out
