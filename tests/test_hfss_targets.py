@@ -15,9 +15,12 @@ from mlkit.cli import cli
 from mlkit._errors import MlkitError
 from mlkit.config import ProtocolSpec
 from mlkit.experiment import make_splits
-from mlkit.papers.hfss.claims import roughness_ratio
+from mlkit.papers.hfss import claims as hfss_claims
+from mlkit.papers.hfss.claims import roughness_ratio, smoothness_verdict
 from mlkit.papers.hfss.data import (all_pairs, choose_pair, hfss_accuracy, load_hfss_subset,
-                                    pair_difficulty, pair_training_rows, typical_pair)
+                                    pair_difficulty, pair_training_rows, typical_pair,
+                                    whole_split)
+from mlkit.datasets import load_dataset
 from mlkit.papers.hfss.renderers import (ensemble_summary, normalised_goodness,
                                         oob_test_pairs, problem_average_accuracy, roughness)
 
@@ -171,49 +174,101 @@ def _three_classes():
                             classes=["sea water", "remnant", "grass"])
 
 
-def test_pair_difficulty_reads_the_training_part_only():
-    data = _three_classes()
-    pair = [(0, 2)]
-    before = pair_difficulty(data, pair)
-    train = pair_training_rows(data, 0, 2)
-    test = np.setdiff1d(np.flatnonzero(np.isin(data.y, [0, 2])), train)
-    assert len(test) == pytest.approx(0.2 * (len(test) + len(train)), abs=1)
-    rng = np.random.default_rng(0)
+def _with_views(data, views):
+    return type(data)(**{**data.__dict__, "views": views})
+
+
+def _scramble_pair_test_rows(data, a, b, rng):
+    """``data`` with the features of the test rows of the pair (a, b) (its share of the one
+    whole-data split) permuted among themselves, labels fixed (the reviewer's check), and
+    those rows."""
+    test = whole_split(data)[1]
+    test = test[np.isin(data.y[test], [a, b])]
+    perm = rng.permutation(test)
     views = [X.copy() for X in data.views]
-    for X in views:                                    # scramble the test part
+    for X in views:
+        X[test] = X[perm]
+    return _with_views(data, views), test
+
+
+def test_no_test_row_of_the_chosen_pair_enters_the_choice():
+    data = _three_classes()
+    pairs = all_pairs(np.bincount(data.y))
+    before, choice = pair_difficulty(data, pairs), choose_pair(data)
+    a, b, _ = choice
+    # the chosen pair's test rows are in no pair's training part
+    train, test = whole_split(data)
+    assert np.intersect1d(train, test).size == 0 and len(train) + len(test) == len(data.y)
+    mine = test[np.isin(data.y[test], [a, b])]
+    for p, q in pairs:
+        assert np.intersect1d(pair_training_rows(data, p, q), mine).size == 0
+    rng = np.random.default_rng(0)
+    # permuting the chosen pair's test rows: every pair's difficulty and the choice unchanged
+    shuffled, rows = _scramble_pair_test_rows(data, a, b, rng)
+    assert not np.array_equal(shuffled.views[0][rows], data.views[0][rows])
+    np.testing.assert_array_equal(pair_difficulty(shuffled, pairs), before)
+    assert choose_pair(shuffled) == choice
+    # ... and replacing every test row by noise
+    views = [X.copy() for X in data.views]
+    for X in views:
         X[test] = rng.normal(scale=1e3, size=(len(test), X.shape[1]))
-    noisy = type(data)(**{**data.__dict__, "views": views})
-    np.testing.assert_array_equal(pair_difficulty(noisy, pair), before)
-    for X in views:                                    # ... and the training part
+    np.testing.assert_array_equal(pair_difficulty(_with_views(data, views), pairs), before)
+    assert choose_pair(_with_views(data, views)) == choice
+    # the check can fail: noise in the training part changes the difficulties
+    for X in views:
         X[train] = rng.normal(size=(len(train), X.shape[1]))
-    assert pair_difficulty(type(data)(**{**data.__dict__, "views": views}), pair)[0] > 0.2
+    assert pair_difficulty(_with_views(data, views), pairs).min() > 0.2
 
 
-def test_auto_pair_trains_on_the_runners_training_part():
+def test_msrc_choice_ignores_the_chosen_pairs_test_rows(data_mirror):
+    """The reviewer's case: on msrc-v1 permuting the chosen pair's test rows made a tie in
+    another pair's difficulty when each pair had its own split."""
+    data = load_dataset("msrc-v1")
+    pairs = all_pairs(np.bincount(data.y))
+    before, choice = pair_difficulty(data, pairs), choose_pair(data)
+    for seed in range(2):
+        shuffled, _ = _scramble_pair_test_rows(data, *choice[:2], np.random.default_rng(seed))
+        np.testing.assert_array_equal(pair_difficulty(shuffled, pairs), before)
+        assert choose_pair(shuffled) == choice
+
+
+def test_auto_pair_runs_on_its_share_of_the_whole_split():
     data = _three_classes()
     sub = load_hfss_subset(source="hfss-synthetic", source_params={"size_scale": 0.05},
                            classes=["sea water", "remnant", "grass"], pair="auto")
     a, b, why = choose_pair(data)
     assert sub.class_names == [data.class_names[a], data.class_names[b]]
     assert "CV error" in why and "the highest" in why and why in sub.name
-    # the runner's split of the loaded problem = the rows the rule scored
-    split = make_splits(sub, ProtocolSpec(split="holdout", test_size=0.2, seed=0,
-                                          stratify=True))[0]
+    # fig3's protocol (predefined) trains on the rows the rule scored, tests on the rest
+    split = make_splits(sub, ProtocolSpec(split="predefined", repeats=1, seed=0))[0]
     rows = np.flatnonzero(np.isin(data.y, [a, b]))
     np.testing.assert_array_equal(rows[split.train], pair_training_rows(data, a, b))
+    train, test = whole_split(data)
+    np.testing.assert_array_equal(rows[split.test], test[np.isin(data.y[test], [a, b])])
+    # stratified: about 20% of each class in the test part
+    for c in (0, 1):
+        n = np.sum(sub.y == c)
+        assert np.sum(sub.y[split.test] == c) == pytest.approx(0.2 * n, abs=1)
+    # a named pair carries its share of the same split
+    named = load_hfss_subset(source="hfss-synthetic", source_params={"size_scale": 0.05},
+                             classes=["sea water", "remnant", "grass"],
+                             pair=[data.class_names[a], data.class_names[b]])
+    for part in ("train", "test"):
+        np.testing.assert_array_equal(named.splits[part], sub.splits[part])
 
 
 def test_fig3_config_pairs():
     cfg = yaml.safe_load((CONFIGS / "hfss" / "fig3.yaml").read_text())
+    # every problem runs on its share of the whole dataset's split, made by hfss-subset
+    assert cfg["protocol"]["split"] == "predefined"
     for block in (cfg, {**cfg, **cfg["quick"]}):
         for d in block["datasets"]:
             p = d["params"]
+            assert p["split_test_size"] == 0.2 and p["split_seed"] == cfg["protocol"]["seed"]
             if p["source"] == "hfss-synthetic":
                 assert p["pair"] == ["sea water", "remnant"]          # the spec's pair
-            else:          # the rule scores the training part of the runner's own split
+            else:
                 assert p["pair"] == "auto" and p["difficulty"] == "max"
-                assert p["split_test_size"] == cfg["protocol"]["test_size"]
-                assert p["split_seed"] == cfg["protocol"]["seed"]
 
 
 def test_subset_keeps_classes_and_sizes():
@@ -275,3 +330,56 @@ def test_roughness_ratio_judges_flat_curves():
     assert roughness_ratio(0.1, 0.0) == float("inf")     # flat full curve, rough bestK: FAIL
     assert roughness_ratio(0.0, 0.0) == 1.0              # both flat: equally smooth
     assert np.isnan(roughness_ratio(None, 1.0)) and np.isnan(roughness_ratio(0.1, np.nan))
+
+
+def test_smoothness_is_not_judged_on_a_curve_flat_at_100():
+    rough = [0.9, 1.0, 0.95, 1.0, 0.97, 1.0, 0.96, 1.0, 0.98]
+    # the full curve flat at 100% over its last two thirds: not judged, numbers given
+    verdict, text = smoothness_verdict([0.8, 0.9, 0.95] + [1.0] * 6, rough, 1.0)
+    assert verdict is None and "flat at 100%" in text and "bestK" in text
+    # flat below 100% beside a rough bestK curve: judged, infinitely rougher, FAIL
+    verdict, text = smoothness_verdict([0.9] * 9, rough, 1.0)
+    assert verdict is False and "inf" in text
+    # a rougher full curve: bestK smoother, PASS; a smoother one: FAIL
+    assert smoothness_verdict([0.8, 1.0] * 5, rough, 1.0)[0] is True
+    assert smoothness_verdict(rough, [0.8, 1.0] * 5, 1.0)[0] is False
+    # a missing curve is said, never a silent pass
+    verdict, text = smoothness_verdict(None, rough, 1.0)
+    assert verdict is None and "no Fig. 3 curve of all" in text
+
+
+def _record(dataset, method, oob, curve, selected=("a",)):
+    return {"dataset": dataset, "method": method, "metrics": {"accuracy": oob},
+            "model": {"subspaces": ["a", "b"], "dims_before_pca": [10, 10],
+                      "oob_curve": curve,
+                      "problems": [{"oob_accuracy": oob, "oob_accuracy_all": 0.9, "bestk": 1,
+                                    "selected": list(selected), "dims_after_pca": [10, 10]}]}}
+
+
+def test_claim_1_with_and_without_judged_smoothness(monkeypatch):
+    claim = hfss_claims.claim_1.__wrapped__
+    th = {"min_gain": 0.0, "min_dim_reduction": 30.0, "max_roughness_ratio": 1.0}
+    flat = [0.9, 0.95] + [1.0] * 7
+    rough = [0.9, 1.0, 0.95, 1.0, 0.97, 1.0, 0.96, 1.0, 0.98]
+    smooth = [0.9, 0.95, 0.97] + [0.98] * 6
+
+    def runs(curves):          # baseline: bestK 0.95 vs all 0.9 OOB, 10 of 20 dims
+        base = [_record(d, m, 0.95 if m == "HFSS (bestK)" else 0.9, None)
+                for d in curves for m in ("HFSS (all)", "HFSS (bestK)")]
+        fig3 = [_record(d, m, 0.9, c) for d, pair in curves.items()
+                for m, c in zip(("HFSS (all)", "HFSS (bestK)"), pair)]
+        monkeypatch.setattr(hfss_claims, "real_datasets", lambda _: list(curves))
+        return {"baseline": (base, None), "fig3": (fig3, None)}
+
+    # one flat-at-100% dataset (not judged, passes on gain and dims), one judged: PASS
+    ok, parts = claim(runs({"d1": (flat, rough), "d2": (rough, smooth)}), th)
+    assert ok and "flat at 100%" in parts[0] and "PASS (on gain and dims)" in parts[0]
+    assert "bestK/all" in parts[1] and len(parts) == 2
+    # the judged dataset's bestK rougher: FAIL, whatever the flat one says
+    ok, parts = claim(runs({"d1": (flat, rough), "d2": (smooth, rough)}), th)
+    assert not ok and parts[1].endswith("FAIL")
+    # no dataset judged: said in the verdict, decided on gain and dims
+    ok, parts = claim(runs({"d1": (flat, rough), "d2": (flat, smooth)}), th)
+    assert ok and "not judged on any real dataset" in parts[-1]
+    ok, parts = claim(runs({"d1": (flat, rough)}), {**th, "min_gain": 10.0})
+    assert not ok and "not judged on any real dataset" in parts[-1]

@@ -432,8 +432,12 @@ def render_curves(result, out_dir, spec):
     caption = (f"{spec.title}. {opts.method}: OOB (blue) and test (green) accuracy after each "
                "weak SVM (rounds i, subspaces j inside) for one binary problem per dataset: "
                "the paper's pair (sea water vs remnant) on hfss-synthetic; on the real "
-               "datasets the hardest pair by the one-shot SVM's CV error on the training "
-               "part (see the problem column), named per row; roughness: "
+               "datasets the hardest pair by the one-shot SVM's CV error on its share of the "
+               "training part of one stratified split of the whole dataset (see the problem "
+               "column), the problem then trained and tested on its share of that split, so "
+               "no test row enters the choice (the hardest, not the average, pair: chosen "
+               "after the pairs of average difficulty gave flat 100% HFSS curves on mfeat, "
+               "msrc-v1 and leaves100-19); roughness: "
                "mean |change| of the OOB curve over its last two thirds. "
                f"{provenance_caption(result)} {opts.caption}").strip()
     name = spec.artifact
@@ -554,8 +558,9 @@ def render_table3(result, out_dir, spec):
                f"averaged over the {run_spec.protocol.repeats} repetitions, then mean ± sd over "
                "the problems (the paper's statistic); multi-class: the one-vs-one vote's test "
                "accuracy over all classes, mean ± sd over the repetitions. Each repetition keeps "
-               "per_class samples of every class (seeded) and splits them 50/50 stratified, so a "
-               "problem trains on per_class/2 + per_class/2 samples and tests on as many; the "
+               "per_class samples of every class (seeded; a class with fewer keeps all of "
+               "them) and splits them 50/50 stratified, so a problem trains on half of each "
+               "class's kept samples (the column train per problem) and tests on as many; the "
                "paper's numbers (its private data) stand beside the rows of the same size. "
                f"{provenance_caption(result)} {spec.options.caption}").strip()
     text = write_table(pd.DataFrame(rows), out_dir, caption)
