@@ -30,10 +30,13 @@ datasets:
   - {{name: mssboost-synthetic, label: synth}}
   - {{name: scene, role: Consumer}}
   - {{name: corel5k}}
+  - {{name: nus-animal, role: NUS-WIDE, when_present: true}}
 methods:
   - {{name: rsbag, label: A}}
   - {{name: rsbag, label: B}}
 metrics: [hamming_error]
+reported:
+  synth: {{A: {{hamming_error: 0.25}}}}
 """
 
 TITLES = {"table1": "Toy Table 1", "fig1": "Toy Fig. 1", "fig2": "Toy Fig. 2"}
@@ -50,13 +53,21 @@ def _manifest(target):
                          "corel5k": {"synthetic": False}}}
 
 
-def _write_result(out, target, rows, figures, png=False):
+def _write_result(out, target, rows, figures, png=False, records=False):
     out.mkdir(parents=True)
+    if records:     # the run records, and the manifest naming them as a run from the
+        for i, key in enumerate(("k1", "k2")):      # project root stores them
+            rec = out / "runs" / "synth" / "A" / f"r0{i}-f00.json"
+            rec.parent.mkdir(parents=True, exist_ok=True)
+            rec.write_text(json.dumps({"key": key, "metrics": {}}))
     write_table(pd.DataFrame(rows), out, f"{target}, paper vs ours. Data: toy.")
     (out / "summary.json").write_text(json.dumps(
         {"target": target, "quick": out.name.endswith("-quick"), "provenance": "toy",
          "figures": figures}, indent=2, sort_keys=True))
-    (out / "manifest.json").write_text(json.dumps(_manifest(target)))
+    manifest = _manifest(target)
+    if records:
+        manifest["runs_dir"] = f"results/{target}"
+    (out / "manifest.json").write_text(json.dumps(manifest))
     if png:
         (out / f"{target.split('/')[1]}.png").write_bytes(b"\x89PNG\r\n\x1a\n")
 
@@ -75,6 +86,14 @@ def _claim(number, artifact, threshold=None, error=False):
     return Claim(PAPER, str(number), f"claim on {artifact}", check)
 
 
+def _records_claim(number):
+    def check():
+        records, out_dir, quick = saved_results(resolve_target(f"{PAPER}/table1"))
+        return ClaimResult(len(records) == 2, f"{len(records)} run records "
+                           f"[{'quick' if quick else 'full'} results in {out_dir}]")
+    return Claim(PAPER, str(number), "claim on table1's run records", check)
+
+
 @pytest.fixture
 def toy(tmp_path, monkeypatch):
     """configs/ and results/ of the fixture paper under tmp_path, registered for the test."""
@@ -87,7 +106,7 @@ def toy(tmp_path, monkeypatch):
         target = Target(PAPER, artifact, configs, title)
         monkeypatch.setitem(TARGETS._entries, target.name, Entry(target.name, target, title))
     claims = [_claim(1, "table1", 0.3), _claim(2, "fig1", 0.3), _claim(3, "fig2", 0.3),
-              _claim(4, "table1", error=True)]
+              _claim(4, "table1", error=True), _records_claim(5)]
     monkeypatch.setitem(CLAIMS._entries, PAPER, Entry(PAPER, claims))
     results = tmp_path / "results"
     monkeypatch.setenv("MLKIT_RESULTS", str(results))
@@ -100,9 +119,10 @@ def toy(tmp_path, monkeypatch):
          "models (paper)": None, "models (ours)": 4},
     ]
     _write_result(results / PAPER / "table1", f"{PAPER}/table1", rows,
-                  {"score.synth.A": 0.262, "score.synth.B": 0.31}, png=True)
+                  {"score.synth.A": 0.262, "score.synth.B": 0.31}, png=True, records=True)
     _write_result(results / PAPER / "fig1-quick", f"{PAPER}/fig1",
-                  [{"method": "A", "score (paper)": "87.07", "score (ours)": "86.10 ± 1.20"}],
+                  [{"method": "A", "score % (paper)": "87.07",
+                    "score % (ours)": "86.10 ± 1.20"}],
                   {"score.synth.A": 0.2})
     return tmp_path
 
@@ -123,15 +143,75 @@ def test_compare_cell_spread_and_two_points():
     # the paper's spread where it gives one
     assert compare_cell("0.449 ± 0.003", "0.451 ± 0.010") == ("+0.002", "±0.003 (paper)", True)
     assert compare_cell("0.449 ± 0.003", "0.456")[2] is False
-    # 2 points: 0.02 on a fraction scale, 2 on a percentage/count scale
+    # 2 points: 0.02 on a fraction scale, 2 on a percentage scale
     assert compare_cell("0.300", "0.319")[1:] == ("±0.02 (2 points)", True)
     assert compare_cell("0.300", "0.321")[2] is False
-    assert compare_cell("87.07", "85.07 ± 3.00") == ("-2.00", "±2 (2 points)", True)
-    assert compare_cell("200", "197") == ("-3", "±2 (2 points)", False)
+    assert compare_cell("87.07", "85.07 ± 3.00", percent=True) == ("-2.00", "±2 (2 points)",
+                                                                  True)
     # equal: no sign; a paper marker is shown, not compared; ours missing counts against
-    assert compare_cell("39", "39") == ("0", "±2 (2 points)", True)
+    assert compare_cell("0.39", "0.39") == ("0.00", "±0.02 (2 points)", True)
     assert compare_cell("> 20", "13") == ("", "", None)
-    assert compare_cell("5", "-") == ("not measured", "±2 (2 points)", False)
+    assert compare_cell("0.5", "-") == ("not measured", "±0.02 (2 points)", False)
+
+
+def test_the_scale_comes_from_the_paper_never_from_ours():
+    # a fraction-scale paper number beside an out-of-scale ours (a unit slip, a diverged
+    # run) is outside, whatever ours is
+    for ours in ("1.3", "2.4", "0.47", "45"):
+        assert compare_cell("0.449", ours)[1:] == ("±0.02 (2 points)", False)
+    # a percentage below 1 (the column says %) gets 2 points, not 0.02
+    assert compare_cell("0.85", "2.5", percent=True)[1:] == ("±2 (2 points)", True)
+    assert compare_cell("0.85", "2.9", percent=True)[2] is False
+    # whole numbers (counts, indices): exact, ours rounded to units; ±2 on an index of
+    # 1..5 could not fail
+    assert compare_cell("3", "2") == ("-1", "exact (whole number)", False)
+    assert compare_cell("3", "5")[2] is False and compare_cell("3", "1")[2] is False
+    assert compare_cell("3", "3") == ("0", "exact (whole number)", True)
+    assert compare_cell("200", "197")[2] is False and compare_cell("6525", "6525")[2] is True
+    assert compare_cell("11", "11.4")[2] is True and compare_cell("11", "11.6")[2] is False
+    # other numbers in their own unit: the difference, not counted
+    assert compare_cell("3.18", "1.644") == ("-1.536", "not counted (no scale for 2 points)",
+                                             None)
+    assert compare_cell("24.27", "-")[2] is None
+
+
+def test_the_config_scale_makes_a_column_a_percentage(tmp_path):
+    write_table(pd.DataFrame([{"d": "x", "accuracy (paper)": 70.0, "accuracy (ours)": 71.5}]),
+                tmp_path, "caption")
+    (cell,) = read_cells(tmp_path / "table.csv", percent={"accuracy"})[1]
+    assert (cell.paper, cell.ours, cell.tolerance, cell.within) == ("70", "71.500",
+                                                                    "±2 (2 points)", True)
+    (cell,) = read_cells(tmp_path / "table.csv")[1]
+    assert (cell.tolerance, cell.within) == ("exact (whole number)", False)
+
+
+def test_paper_and_ours_columns_pair_by_a_leading_or_trailing_marker(tmp_path):
+    # hfss/table3's header: "paper %" beside "ours % (per problem)" and "ours % (multi-class)"
+    write_table(pd.DataFrame([
+        {"dataset": "mfeat n=100", "paper's size": "100 (50+50)",
+         "train per problem (ours)": "50+50", "method": "bestK", "paper %": "91.54 ± 7.09",
+         "ours % (per problem)": "99.10 ± 1.20", "ours % (multi-class)": "97.00 ± 0.50",
+         "repetitions": 5},
+        {"dataset": "mfeat n=100", "paper's size": "100 (50+50)",
+         "train per problem (ours)": "50+50", "method": "full", "paper %": "89.05",
+         "ours % (per problem)": "90.00", "ours % (multi-class)": "80.00", "repetitions": 5}]),
+        tmp_path, "caption")
+    keys, cells = read_cells(tmp_path / "table.csv")
+    assert keys == ["dataset", "paper's size", "method"]
+    assert cells == [
+        Cell(("mfeat n=100", "100 (50+50)", "bestK"), "% (per problem)", "91.54 ± 7.09",
+             "99.10 ± 1.20", "+7.56", "±7.09 (paper)", False),
+        Cell(("mfeat n=100", "100 (50+50)", "full"), "% (per problem)", "89.05", "90.00",
+             "+0.95", "±2 (2 points)", True)]
+    # the same qualifier pairs first; a marker ends the header or starts it
+    from mlkit.report.reproduction_cells import pair_columns
+    assert pair_columns(["positives (paper, of 1000)", "positives in test set (ours)",
+                         "positives (ours, of 1000)"]) == [
+        ("positives (paper, of 1000)", "positives (ours, of 1000)", "positives (of 1000)")]
+    assert pair_columns(["Mean-AP 20 (ours 4) (paper)", "Mean-AP 20 (ours 4) (ours)",
+                         "best % (ours)"]) == [
+        ("Mean-AP 20 (ours 4) (paper)", "Mean-AP 20 (ours 4) (ours)", "Mean-AP 20 (ours 4)")]
+    assert pair_columns(["paper's size", "dims (paper)", "bestK dims, no PCA (ours)"]) == []
 
 
 def test_page_status_differences_claims_and_environment(toy):
@@ -140,38 +220,50 @@ def test_page_status_differences_claims_and_environment(toy):
     status = {t.artifact: t.status for t in rep.targets}
     assert status == {"table1": "full run", "fig1": "quick run only", "fig2": "not run"}
 
-    # summary: 1 of 3 targets (quick never counts), 1 of 3 cells, 1 of 4 claims
-    assert summary_numbers(reports)[PAPER] == (1, 3, 1, 3, 1, 4)
+    # summary: 1 of 3 targets (quick never counts); cells on the paper's data (synth, no
+    # role) 1 of 2, on substitute data (scene, role Consumer) 0 of 1; 2 of 5 claims
+    assert summary_numbers(reports)[PAPER] == (1, 3, 1, 2, 0, 1, 2, 5)
     summary = text[text.index("## Summary"):text.index('<a id="reprotoy">')]
-    assert "| 1 / 3 (1 quick only) | 1 / 3 |" in summary
-    assert "1 / 4 (1 ERROR, 1 NOT RUN, 1 PASS on quick results)" in summary
+    assert ("| cells on the paper's data within spread | cells on substitute data within "
+            "spread |") in summary
+    assert "| 1 / 3 (1 quick only) | 1 / 2 | 0 / 1 |" in summary
+    assert "2 / 5 (1 ERROR, 1 NOT RUN, 1 PASS on quick results)" in summary
+    assert "**cells on substitute data within spread**: the same for rows" in summary
 
     overview = text[text.index('<a id="reprotoy">'):text.index("### Claims")]
-    assert "| [`table1`](#reprotoy-table1) | Toy Table 1 | full run | 1 / 3 |" in overview
-    assert "| *quick* run only | 1 / 1 (quick) |" in overview
+    assert ("| [`table1`](#reprotoy-table1) | Toy Table 1 | full run | 1 / 2 (paper's data); "
+            "0 / 1 (substitute) | the paper's synthetic data; real substitute; real, for "
+            "reference; the paper's data not run (files absent) |") in overview
+    assert "| *quick* run only | 1 / 1 (substitute) (quick) |" in overview
     assert "| [`fig2`](#reprotoy-fig2) | Toy Fig. 2 | not run | - |" in overview
 
     table1 = _section(text, f"{PAPER}/table1")
     # the paper's ± is the tolerance: +0.012 is outside 0.010, marked
-    assert ("| synth | A | score | 0.250 ± 0.010 | 0.262 ± 0.004 | **+0.012** ✗ "
+    assert ("| synth | A | score | paper's | 0.250 ± 0.010 | 0.262 ± 0.004 | **+0.012** ✗ "
             "| ±0.010 (paper) |") in table1
-    # no spread: 2 points on the displayed scale (0.02 for fractions, 2 for percentages)
-    assert "| synth | B | score | 0.300 | 0.310 ± 0.020 | +0.010 | ±0.02 (2 points) |" in table1
-    assert "| scene | A | score | 70 | 73 | **+3** ✗ | ±2 (2 points) |" in table1
-    assert "| synth | A | models | > 20 | 13 | not compared |  |" in table1
+    # no spread: 2 points on the scale of the paper's number (0.02 for fractions), exact
+    # for a whole number; a row on a stand-in is shown as such
+    assert ("| synth | B | score | paper's | 0.300 | 0.310 ± 0.020 | +0.010 "
+            "| ±0.02 (2 points) |") in table1
+    assert ("| scene | A | score | substitute | 70 | 73 | **+3** ✗ "
+            "| exact (whole number) |") in table1
+    assert "| synth | A | models | paper's | > 20 | 13 | not compared |  |" in table1
     assert "| synth | B | models |" not in table1           # the paper gives no number
     assert "![reprotoy/table1: table1.png](results/reprotoy/table1/table1.png)" in table1
     assert "[table.md](results/reprotoy/table1/table.md)" in table1
-    assert ("Data: `synth` (mssboost-synthetic): synthetic; `scene`: real substitute in the "
-            "role of `Consumer`; `corel5k`: real.") in table1
+    assert ("Data: `synth` (mssboost-synthetic): the paper's data (synthetic: its "
+            "construction, regenerated); `scene`: real substitute in the role of `Consumer`; "
+            "`corel5k`: real, for reference (no role: it stands in for no data the paper "
+            "reports); `nus-animal`: the paper's data: not run (files absent).") in table1
     assert "| `score.synth.A` | 0.262 |" in table1              # summary.json's figures
 
     fig1 = _section(text, f"{PAPER}/fig1")
     assert "Status: **quick run only** (the `--quick` settings: shown, not counted)" in fig1
     assert "results/reprotoy/fig1-quick/" in fig1
-    assert "| A | score | 87.07 | 86.10 ± 1.20 | -0.97 | ±2 (2 points) |" in fig1
+    assert "| A | score % | substitute | 87.07 | 86.10 ± 1.20 | -0.97 | ±2 (2 points) |" in fig1
     fig2 = _section(text, f"{PAPER}/fig2")
     assert "Status: **not run** (`mlkit reproduce reprotoy/fig2`)." in fig2
+    assert "`nus-animal`: the paper's data." in fig2       # not run: nothing is absent yet
     assert "| quantity |" not in fig2
 
     claims = text[text.index("### Claims (`mlkit verify reprotoy`)"):]
@@ -181,6 +273,8 @@ def test_page_status_differences_claims_and_environment(toy):
     assert "| 2 | PASS (*quick*) | claim on fig1 |" in claims
     assert "| 3 | NOT RUN | claim on fig2 | no saved results" in claims
     assert "| 4 | **ERROR** | claim on table1 | dataset corel5k is not at hand |" in claims
+    assert "| 5 | PASS | claim on table1's run records | 2 run records [full results in " \
+           "results/reprotoy/table1] |" in claims
 
     env = text[text.index("## Environment of the runs"):]
     assert "`0123456789ab+dirty`" in env and "Linux-test, 2 cpus" in env
@@ -196,7 +290,7 @@ def test_a_cell_holding_a_pipe_is_read_from_the_csv(tmp_path):
                 tmp_path, "caption")
     keys, cells = read_cells(tmp_path / "table.csv")
     assert keys == ["method"]
-    assert cells == [Cell(("A|B",), "n", "10", "13", "+3", "±2 (2 points)", False)]
+    assert cells == [Cell(("A|B",), "n", "10", "13", "+3", "exact (whole number)", False)]
 
 
 def test_a_failing_claim_is_shown_and_not_counted(toy):
@@ -241,7 +335,9 @@ def test_check_fails_when_a_table_changes_under_the_page(toy):
     assert "| 73 " in table.read_text()
     table.write_text(table.read_text().replace("| 73 ", "| 71 "))
     changed = _page(toy)[0]
-    assert changed != text and "| scene | A | score | 70 | 71 | +1 | ±2 (2 points) |" in changed
+    assert changed != text
+    assert "| scene | A | score | substitute | 70 | 71 | **+1** ✗ | exact (whole number) |" \
+        in changed
 
 
 def test_the_readme_row_follows_the_page(toy):
@@ -259,8 +355,21 @@ def test_the_readme_row_follows_the_page(toy):
 
 
 def test_readme_row_numbers():
-    assert "4 of 25 targets reproduced in full, 7 of 16 table cells within the paper's " \
-           "spread, 0 of 16 claims passing" in readme_row((4, 25, 7, 16, 0, 16))
+    assert ("4 of 25 targets reproduced in full; table cells within the paper's spread: 7 of "
+            "16 on the paper's own data, 3 of 40 on substitute data (a different dataset in "
+            "the paper's role); 0 of 16 claims passing") in readme_row((4, 25, 7, 16, 3, 40,
+                                                                       0, 16))
+
+
+def test_the_page_does_not_depend_on_the_current_directory(toy, monkeypatch):
+    # the manifest stores runs_dir as the run saw it from the project root
+    # ("results/reprotoy/table1"); the claims read the records beside the manifest
+    pages = []
+    for cwd in (toy, toy / "results" / PAPER, toy.parent):
+        monkeypatch.chdir(cwd)
+        pages.append(_page(toy)[0])
+    assert pages[0] == pages[1] == pages[2]
+    assert "| 5 | PASS | claim on table1's run records | 2 run records" in pages[0]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -268,14 +377,19 @@ def test_in_a_git_checkout_only_committed_results_count(toy):
     root = toy / "results"
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
     subprocess.run(git + ["init", "-q"], cwd=root, check=True)
+    untracked = root / PAPER / "table1" / "runs" / "synth" / "A" / "r01-f00.json"
     subprocess.run(git + ["add", f"{PAPER}/table1"], cwd=root, check=True)
+    subprocess.run(git + ["rm", "-q", "--cached", str(untracked.relative_to(root))], cwd=root,
+                   check=True)
     subprocess.run(git + ["commit", "-q", "-m", "full results"], cwd=root, check=True)
-    # fig1-quick is not committed (quick outputs are git-ignored in the project)
+    # fig1-quick is not committed (quick outputs are git-ignored in the project), nor is one
+    # of table1's run records, though the manifest lists its key
     text, reports = build_page([PAPER], view=ResultsView(root),
                                page_path=toy / "REPRODUCTION.md")
     assert {t.artifact: t.status for t in reports[0].targets}["fig1"] == "not run"
     assert "| 2 | NOT RUN | claim on fig1 |" in text
     assert "| 1 | PASS | claim on table1 |" in text
+    assert "| 5 | **FAIL** | claim on table1's run records | 1 run records [full " in text
     local = _page(toy)[1]                                # --untracked: every file
     assert {t.artifact: t.status for t in local[0].targets}["fig1"] == "quick run only"
 

@@ -12,8 +12,15 @@ the committed files only.
 Only full runs count: a target with ``--quick`` results alone is shown, labelled "quick", and
 never counted as reproduced; so is a claim whose verdict says it was measured on quick
 results ("quick results in ...", the claims' convention).
+
+The data of every row is said, from the config (:class:`DataLine`): a dataset with no
+``role:``, or marked ``when_present: true``, is the paper's own data (a ``when_present`` one
+the runs skipped is "not run (files absent)"); one with a ``role:`` stands in for the data
+that role names (a real substitute, or a synthetic stand-in). Cells on the paper's data and
+cells on stand-ins are counted apart: the second compare different data.
 """
 
+import dataclasses
 import difflib
 import importlib
 import os
@@ -24,14 +31,15 @@ from typing import Optional
 
 from .._errors import MlkitError
 from .._io import read_json, write_text
-from ..registry import CLAIMS, DATASETS, TARGETS
+from ..registry import CLAIMS, DATASETS, METRICS, TARGETS
 from ..targets import results_root, target_spec
 from ..verify import claims_of
-from .reproduction_cells import Cell, compare_cell, read_cells
+from .reproduction_cells import PAPER_DATA, SUBSTITUTE_DATA, Cell, compare_cell, read_cells
 from .reproduction_view import ResultsView
 
-__all__ = ["Cell", "TableReport", "TargetReport", "ClaimReport", "PaperReport", "ResultsView",
-           "FULL", "QUICK", "NOT_RUN", "collect", "compare_cell", "read_cells",
+__all__ = ["Cell", "DataLine", "TableReport", "TargetReport", "ClaimReport", "PaperReport",
+           "ResultsView", "FULL", "QUICK", "NOT_RUN", "PAPER_DATA", "SUBSTITUTE_DATA", "collect",
+           "compare_cell", "read_cells",
            "summary_numbers", "build_page", "default_page_path", "check_page", "report",
            "README_ROW", "readme_row", "readme_with_row"]
 
@@ -58,7 +66,8 @@ class TargetReport:
     out_dir: Optional[Path] = None
     tables: list = field(default_factory=list)      # [TableReport]
     figures: list = field(default_factory=list)     # paths of the PNG figures
-    data: list = field(default_factory=list)        # one line per dataset
+    data: list = field(default_factory=list)        # one line per dataset (DataLine.text)
+    kinds: list = field(default_factory=list)       # the kinds of data, in order
     headline: dict = field(default_factory=dict)    # summary.json figures
     manifest: Optional[dict] = None
 
@@ -68,8 +77,11 @@ class TargetReport:
 
     @property
     def counted(self):
-        """The cells that count: those with a paper number, of a full run."""
+        """The cells that count: those with a paper number on a scale, of a full run."""
         return [c for c in self.cells if c.within is not None] if self.status == FULL else []
+
+    def counted_on(self, data):
+        return [c for c in self.counted if c.data == data]
 
 
 @dataclass(frozen=True)
@@ -104,22 +116,77 @@ class PaperReport:
     def cells(self):
         return [c for t in self.targets for c in t.counted]
 
+    def cells_on(self, data):
+        return [c for c in self.cells if c.data == data]
+
 
 # -- targets ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DataLine:
+    """One dataset of a target's runs as the page says it.
+
+    ``paper_own``: the paper's own data (``when_present``, or no ``role:`` in the config);
+    else it stands in for the data its ``role`` names. ``reference``: a dataset with no role
+    in a target whose other datasets have roles, and with no paper number of its own: shown
+    for reference, neither the paper's data nor a stand-in. ``absent``: a ``when_present``
+    dataset that the target's (finished) runs skipped, its files not being at hand."""
+
+    label: str
+    name: Optional[str]
+    role: Optional[str]
+    synthetic: bool
+    paper_own: bool
+    absent: bool = False
+    reference: bool = False
+
+    @property
+    def data(self):
+        return PAPER_DATA if self.paper_own else SUBSTITUTE_DATA
+
+    @property
+    def kind(self):
+        """What the data is, in a few words (the overview column)."""
+        if self.paper_own:
+            if self.absent:
+                return "the paper's data not run (files absent)"
+            return "the paper's synthetic data" if self.synthetic else "the paper's data"
+        if self.reference:
+            return "synthetic, for reference" if self.synthetic else "real, for reference"
+        return "synthetic stand-in" if self.synthetic else "real substitute"
+
+    @property
+    def text(self):
+        source = f" ({self.name})" if self.name and self.name != self.label else ""
+        if self.paper_own:
+            if self.absent:
+                kind = "the paper's data: not run (files absent)"
+            elif self.synthetic:
+                kind = "the paper's data (synthetic: its construction, regenerated)"
+            else:
+                kind = "the paper's data"
+        elif self.reference:
+            kind = (f"{'synthetic' if self.synthetic else 'real'}, for reference (no role: "
+                    "it stands in for no data the paper reports)")
+        else:
+            kind = (f"synthetic, in the role of {_role(self.role)}" if self.synthetic else
+                    f"real substitute in the role of {_role(self.role)}")
+        return f"`{self.label}`{source}: {kind}"
+
+    def names(self):
+        return {self.label, self.name} - {None}
+
+
 def _role(role):
     return "the paper's own data" if role.lower() == "paper" else f"`{role}`"
 
 
-def _data_lines(target, manifest):
-    """One line per dataset the target's runs use: real, real substitute in a paper role,
-    or synthetic (the loaded data's flag from the manifest, else the dataset registry's,
-    of the dataset it is a view of when its ``params`` name a registered ``source``)."""
-    try:
-        _, run_spec = target_spec(target)
-    except MlkitError as exc:        # shown with the configs folder as it is in the clone
-        where = str(target.config_path.parent.parent) + os.sep
-        return [f"config error: {str(exc).replace(where, 'configs/')}"]
+def _data_lines(target, spec, run_spec, manifest):
+    """[DataLine] of the datasets the target's runs use: synthetic or real (the loaded data's
+    flag from the manifest, else the dataset registry's, of the dataset it is a view of when
+    its ``params`` name a registered ``source``), the paper's own or a stand-in (the config)."""
     loaded = (manifest or {}).get("datasets", {})
+    roles = any(d.role for d in run_spec.datasets)
+    scopes = set(spec.reported) | set(run_spec.reported)
     lines = []
     for d in run_spec.datasets:
         label = d.display
@@ -131,13 +198,37 @@ def _data_lines(target, manifest):
             synthetic = bool(DATASETS.entry(name).meta.get("synthetic", False))
         else:
             synthetic = False       # a user's own file
-        source = f" ({d.name})" if d.name and d.name != label else ""
-        if synthetic:
-            kind = "synthetic" + (f", in the role of {_role(d.role)}" if d.role else "")
-        else:
-            kind = f"real substitute in the role of {_role(d.role)}" if d.role else "real"
-        lines.append(f"`{label}`{source}: {kind}")
+        reference = (d.role is None and not d.when_present and roles
+                     and not {label, d.name} & scopes)
+        paper_own = bool(d.when_present) or (d.role is None and not reference)
+        absent = bool(d.when_present) and manifest is not None and label not in loaded
+        lines.append(DataLine(label, d.name, d.role, synthetic, paper_own, absent, reference))
     return lines
+
+
+def _cell_data(cell, lines):
+    """PAPER_DATA or SUBSTITUTE_DATA of a cell: the data of the dataset its row names (a key
+    equal to a dataset's label or registry name, else to its first word: "msrc-v1" is the
+    row of "msrc-v1 n=4"); a row naming none is on the paper's data only when every dataset
+    of the target is."""
+    kinds = {line.data for line in lines}
+    for key in cell.keys:
+        key = str(key).strip()
+        hit = [x for x in lines if key in x.names()] or \
+            [x for x in lines if key and key.split()[0] in {n.split()[0] for n in x.names()}]
+        if hit:
+            kinds = {x.data for x in hit}
+            break
+    return PAPER_DATA if kinds == {PAPER_DATA} else SUBSTITUTE_DATA
+
+
+def _percent_quantities(spec, run_spec):
+    """The quantities the target's config puts on a percentage scale: the metric labels of
+    a renderer whose options scale the metrics by 100 (``report.scale: 100``)."""
+    scale = getattr(spec.options, "scale", None) if spec is not None else None
+    if not isinstance(scale, (int, float)) or float(scale) != 100.0:
+        return set()
+    return {METRICS.entry(m).meta.get("label", m) for m in run_spec.metrics if m in METRICS}
 
 
 def _target_report(target, view):
@@ -147,18 +238,30 @@ def _target_report(target, view):
     if out is None:
         status = NOT_RUN
     rep = TargetReport(target.name, target.paper, target.artifact, target.summary, status, out)
+    try:
+        spec, run_spec = target_spec(target)
+    except MlkitError as exc:        # shown with the configs folder as it is in the clone
+        where = str(target.config_path.parent.parent) + os.sep
+        spec = run_spec = None
+        rep.data = [f"config error: {str(exc).replace(where, 'configs/')}"]
     if out is not None:
         rep.manifest = read_json(out / "manifest.json")
         rep.headline = read_json(out / "summary.json").get("figures", {})
+    lines = _data_lines(target, spec, run_spec, rep.manifest) if run_spec is not None else []
+    if run_spec is not None:
+        rep.data = [x.text for x in lines]
+        rep.kinds = list(dict.fromkeys(x.kind for x in lines))
+    if out is not None:
+        percent = _percent_quantities(spec, run_spec) if run_spec is not None else set()
         csvs = sorted(out.glob("*.csv"), key=lambda p: (p.stem != "table", p.name))
         for csv_path in (p for p in csvs if view.has(p)):
-            keys, cells = read_cells(csv_path)
+            keys, cells = read_cells(csv_path, percent=percent)
+            cells = [dataclasses.replace(c, data=_cell_data(c, lines)) for c in cells]
             if csv_path.stem == "table" or cells:
                 md = csv_path.with_suffix(".md")
                 rep.tables.append(TableReport(md if view.has(md) else csv_path, tuple(keys),
                                               tuple(cells)))
         rep.figures = [p for p in sorted(out.glob("*.png")) if view.has(p)]
-    rep.data = _data_lines(target, rep.manifest)
     return rep
 
 
@@ -226,14 +329,16 @@ def collect(papers=None, *, view=None, page_dir=None):
 
 # -- the page -----------------------------------------------------------------------------
 def summary_numbers(reports):
-    """{paper: (targets reproduced, targets, cells within, cells, claims passing, claims)}
-    and the same for "all"."""
+    """{paper: (targets reproduced, targets, cells on the paper's data within, such cells,
+    cells on substitute data within, such cells, claims passing, claims)} and the same for
+    "all"."""
     out = {}
     for r in reports:
-        cells = r.cells
-        out[r.paper] = (r.reproduced, len(r.targets), sum(c.within for c in cells), len(cells),
+        own, other = r.cells_on(PAPER_DATA), r.cells_on(SUBSTITUTE_DATA)
+        out[r.paper] = (r.reproduced, len(r.targets), sum(c.within for c in own), len(own),
+                        sum(c.within for c in other), len(other),
                         sum(c.passed for c in r.claims), len(r.claims))
-    out["all"] = tuple(sum(v[i] for v in out.values()) for i in range(6))
+    out["all"] = tuple(sum(v[i] for v in out.values()) for i in range(8))
     return out
 
 
@@ -285,13 +390,14 @@ README_ROW = "| **[Reproduction report](REPRODUCTION.md)**"
 
 
 def readme_row(numbers):
-    """The README status-table row linking the page, with its summary ``numbers`` (targets
-    reproduced, targets, cells within, cells, claims passing, claims)."""
-    t, nt, c, nc, p, npass = numbers
+    """The README status-table row linking the page, with its summary ``numbers`` (those of
+    :func:`summary_numbers`)."""
+    t, nt, c, nc, s, ns, p, npass = numbers
     return (f"{README_ROW}: every target, paper vs ours | all | {t} of {nt} targets reproduced "
-            f"in full, {c} of {nc} table cells within the paper's spread, {p} of {npass} "
-            "claims passing (`mlkit report` writes it from the committed results; CI checks "
-            "it) |")
+            f"in full; table cells within the paper's spread: {c} of {nc} on the paper's own "
+            f"data, {s} of {ns} on substitute data (a different dataset in the paper's role); "
+            f"{p} of {npass} claims passing (`mlkit report` writes it from the committed "
+            "results; CI checks it) |")
 
 
 def readme_with_row(readme_text, row):
@@ -310,9 +416,9 @@ def report(out=None, *, check=False, untracked=False):
     page = Path(out) if out is not None else default_page_path(view)
     text, reports = build_page(view=view, page_path=page)
     numbers = summary_numbers(reports)["all"]
-    t, nt, c, nc, p, npass = numbers
-    line = (f"{t}/{nt} targets reproduced, {c}/{nc} cells within spread, {p}/{npass} claims "
-            "passing")
+    t, nt, c, nc, s, ns, p, npass = numbers
+    line = (f"{t}/{nt} targets reproduced, cells within spread {c}/{nc} on the paper's data "
+            f"and {s}/{ns} on substitute data, {p}/{npass} claims passing")
     files = [(page, text)]
     readme = page.parent / "README.md"
     if out is None and readme.is_file():

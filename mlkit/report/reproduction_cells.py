@@ -1,10 +1,28 @@
 """The cells of a result table that carry a paper number, and how far ours is from it.
 
-Every renderer writes its table with ``write_table`` and names its columns ``X (paper...)`` and
-``X (ours...)``; a cell pair whose paper entry is a number (optionally ``± spread``) is
-compared as displayed: ours is within when it is at most the paper's spread away, or, where
-the paper gives none, 2 points in the table's displayed scale (2 on a percentage or count
-scale, 0.02 where both numbers are fractions in [0, 1]).
+**Which columns pair.** A column is the paper's or ours by a marker, the word ``paper`` or
+``ours``: either its last parenthesised part starts with it (``accuracy (paper)``,
+``positives (ours, of 1000)``, ``Mean-AP 20 (ours 4) (paper)``), or the header starts with it
+(``paper %``, ``ours % (per problem)``). The rest is the quantity (``accuracy``, ``%``) and a
+qualifier: what follows the marker in its parentheses (``of 1000``), or, after a leading
+marker, a trailing parenthesised part (``per problem``). A paper column pairs with the ours
+column of the same quantity and qualifier; failing that (a paper column without qualifier),
+with the first ours column of the same quantity, left to right (``paper %`` with
+``ours % (per problem)``, not ``ours % (multi-class)``). The key columns of a row are the
+unmarked columns left of the first paired paper column.
+
+**What counts as within.** A pair whose paper entry is a number (optionally ``± spread``) is
+compared as displayed. Ours is within when it is at most the paper's spread away. Where the
+paper gives no spread, the tolerance is 2 points on the scale of the *paper's* number, which
+the column and the paper's number decide, never ours:
+
+* a percentage (the column's header has ``%``, or the target's config says so: the
+  ``metric-table`` renderer's ``report.scale: 100``): ±2;
+* a fraction (the paper prints a number within [-1, 1] with decimals, e.g. ``0.449``): ±0.02;
+* a whole number (the paper prints no decimals: a count, an index, a value in units): ours
+  must match it, rounded to units (``exact``), since ±2 on an index of 1..5 could not fail;
+* any other number (a decimal above 1 in its own unit: a mean of counts, seconds) has no
+  scale for "2 points": the difference is shown, the cell is not counted.
 """
 
 import math
@@ -17,7 +35,8 @@ import pandas as pd
 
 from .tables import format_number
 
-__all__ = ["Cell", "compare_cell", "read_cells"]
+__all__ = ["Cell", "compare_cell", "paper_scale", "column_side", "pair_columns", "read_cells",
+           "PAPER_DATA", "SUBSTITUTE_DATA"]
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _CELL = re.compile(rf"^\s*({_NUM})\s*(?:±\s*({_NUM}))?\s*$")
@@ -26,7 +45,8 @@ _CELL = re.compile(rf"^\s*({_NUM})\s*(?:±\s*({_NUM}))?\s*$")
 @dataclass(frozen=True)
 class Cell:
     """One paper number beside ours. ``within``: True/False, or None when the paper's entry
-    is not a number (``"> 20"``), which is shown but not counted."""
+    is not a number (``"> 20"``) or has no scale for "2 points": shown, not counted.
+    ``data``: whether the row ran on the paper's own data or on a stand-in for it."""
 
     keys: tuple
     quantity: str
@@ -35,6 +55,10 @@ class Cell:
     difference: str = ""
     tolerance: str = ""
     within: Optional[bool] = None
+    data: str = ""          # PAPER_DATA or SUBSTITUTE_DATA (set by the report), "" unknown
+
+
+PAPER_DATA, SUBSTITUTE_DATA = "paper's data", "substitute data"
 
 
 def _number(text):
@@ -50,14 +74,44 @@ def _number(text):
     return value, (float(m.group(2)) if m.group(2) else None), decimals
 
 
-def compare_cell(paper, ours):
+PERCENT, FRACTION, WHOLE, UNSCALED = "percent", "fraction", "whole number", "no scale"
+_TOLERANCE = {PERCENT: (2.0, "±2 (2 points)"), FRACTION: (0.02, "±0.02 (2 points)"),
+              WHOLE: (0.5, "exact (whole number)"),
+              UNSCALED: (None, "not counted (no scale for 2 points)")}
+
+
+def paper_scale(paper, percent=False):
+    """The scale of a paper number given without spread: PERCENT when its column is a
+    percentage (``percent``), else from the number as the paper prints it: FRACTION (within
+    [-1, 1], with decimals), WHOLE (no decimals), UNSCALED (any other); None when it is not
+    a number."""
+    p = _number(paper)
+    if p is None:
+        return None
+    if percent:
+        return PERCENT
+    if "e" in paper.lower():
+        return UNSCALED
+    if p[2] and abs(p[0]) <= 1:
+        return FRACTION
+    return WHOLE if p[2] == 0 else UNSCALED
+
+
+def compare_cell(paper, ours, percent=False):
     """(difference text, tolerance text, within) of a paper cell and ours, as displayed;
-    within is None when the paper's entry is not a number (nothing to compare).
+    ``percent``: the column is a percentage. within is None when the paper's entry is not a
+    number, or is one with no scale for "2 points" (shown, not counted).
 
     >>> compare_cell("0.449 ± 0.003", "0.456 ± 0.004")
     ('+0.007', '±0.003 (paper)', False)
-    >>> compare_cell("87.07", "86.10 ± 1.20")
+    >>> compare_cell("87.07", "86.10 ± 1.20", percent=True)
     ('-0.97', '±2 (2 points)', True)
+    >>> compare_cell("0.449", "1.3")
+    ('+0.851', '±0.02 (2 points)', False)
+    >>> compare_cell("3", "2")
+    ('-1', 'exact (whole number)', False)
+    >>> compare_cell("24.27", "227.289")
+    ('+203.019', 'not counted (no scale for 2 points)', None)
     >>> compare_cell("> 20", "13")
     ('', '', None)
     """
@@ -66,15 +120,15 @@ def compare_cell(paper, ours):
         return "", "", None
     if p[1] is not None:
         tol, tol_text = p[1], f"±{paper.split('±')[1].strip()} (paper)"
-    elif max(abs(p[0]), abs(o[0]) if o else 0.0) <= 1 and (p[2] or (o and o[2])):
-        tol, tol_text = 0.02, "±0.02 (2 points)"
     else:
-        tol, tol_text = 2.0, "±2 (2 points)"
+        tol, tol_text = _TOLERANCE[paper_scale(paper, percent)]
     if o is None:
-        return "not measured", tol_text, False
+        return "not measured", tol_text, (False if tol is not None else None)
     decimals = max(p[2], o[2])
     diff = round(o[0] - p[0], decimals)
     text = f"{diff:+.{decimals}f}" if diff != 0 else f"{0:.{decimals}f}"
+    if tol is None:
+        return text, tol_text, None
     return text, tol_text, bool(abs(o[0] - p[0]) <= tol * (1 + 1e-9) + 1e-12)
 
 
@@ -115,25 +169,79 @@ def _csv_rows(csv_path):
     return list(df.columns), [[_shown(v) for v in row] for row in df.itertuples(index=False)]
 
 
-def read_cells(csv_path):
+_MARK = re.compile(r"^(paper|ours)\b[,:]?\s*(.*)$", re.S)
+_TRAILING = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$", re.S)
+
+
+def column_side(header):
+    """("paper" or "ours", quantity, qualifier) of a marked column header, else None.
+
+    >>> column_side("positives (paper, of 1000)")
+    ('paper', 'positives', 'of 1000')
+    >>> column_side("Mean-AP 20 (ours 4) (ours)")
+    ('ours', 'Mean-AP 20 (ours 4)', '')
+    >>> column_side("ours % (per problem)")
+    ('ours', '%', 'per problem')
+    >>> column_side("paper's size") is None
+    True
+    """
+    header = " ".join(str(header).split())
+    trailing = _TRAILING.match(header)
+    if trailing:
+        mark = _MARK.match(trailing.group(2).strip())
+        if mark:
+            return mark.group(1), trailing.group(1).strip(), mark.group(2).strip()
+    mark = _MARK.match(header)
+    if mark and mark.group(2) and not mark.group(2).startswith("'"):
+        rest = _TRAILING.match(mark.group(2))
+        if rest and rest.group(1):
+            return mark.group(1), rest.group(1).strip(), rest.group(2).strip()
+        return mark.group(1), mark.group(2).strip(), ""
+    return None
+
+
+def pair_columns(columns):
+    """[(paper column, ours column, quantity shown)] of a table's header (the rule in the
+    module docstring), in the order of the paper columns."""
+    sides = {c: column_side(c) for c in columns}
+    ours = [(c, s) for c, s in sides.items() if s and s[0] == "ours"]
+    pairs = []
+    for col, side in sides.items():
+        if not side or side[0] != "paper":
+            continue
+        _, quantity, qualifier = side
+        same = [c for c, s in ours if s[1] == quantity]
+        exact = [c for c in same if sides[c][2] == qualifier]
+        match = exact[0] if exact else (same[0] if same and not qualifier else None)
+        if match is None:
+            continue
+        shown = qualifier or sides[match][2]
+        pairs.append((col, match, f"{quantity} ({shown})" if shown else quantity))
+    return pairs
+
+
+def read_cells(csv_path, percent=()):
     """(key column names, [Cell]) of one table: its Markdown (the cells as displayed) beside
-    the CSV ``write_table`` wrote, else the CSV formatted as the Markdown would be."""
+    the CSV ``write_table`` wrote, else the CSV formatted as the Markdown would be.
+    ``percent``: quantities the target's config puts on a percentage scale (besides those
+    whose header has "%")."""
     md = Path(csv_path).with_suffix(".md")
     parsed = _md_rows(md) if md.is_file() else None
     columns, rows = parsed if parsed is not None else _csv_rows(csv_path)
-    marked = [i for i, c in enumerate(columns) if "(paper" in c or "(ours" in c]
-    keys = columns[:marked[0]] if marked else []
+    pairs = pair_columns(columns)
+    if not pairs:
+        return [], []
+    first = columns.index(pairs[0][0])
+    keys = [c for c in columns[:first] if column_side(c) is None]
     index = {c: i for i, c in enumerate(columns)}
-    pairs = [(c, c.replace("(paper", "(ours", 1)) for c in columns if "(paper" in c]
-    pairs = [(p, o) for p, o in pairs if o in index]
     cells = []
     for row in rows:
         key = tuple(row[index[k]] for k in keys)
-        for p_col, o_col in pairs:
+        for p_col, o_col, quantity in pairs:
             paper, ours = row[index[p_col]], row[index[o_col]]
             if paper in ("-", ""):
                 continue
-            diff, tol, within = compare_cell(paper, ours)
-            quantity = p_col.replace("(paper, ", "(").replace(" (paper)", "")
+            is_percent = "%" in p_col or "%" in o_col or column_side(p_col)[1] in percent
+            diff, tol, within = compare_cell(paper, ours, percent=is_percent)
             cells.append(Cell(key, quantity, paper, ours, diff, tol, within))
     return keys, cells

@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from .reproduction import FULL, NOT_RUN, QUICK, summary_numbers
+from .reproduction import FULL, NOT_RUN, PAPER_DATA, QUICK, SUBSTITUTE_DATA, summary_numbers
 
 __all__ = ["render_page"]
 
@@ -52,27 +52,44 @@ def _summary(reports):
     nums = summary_numbers(reports)
     rows = []
     for r in reports:
-        t, nt, c, nc, p, npass = nums[r.paper]
+        t, nt, c, nc, s, ns, p, npass = nums[r.paper]
         quick = f" ({r.quick_only} quick only)" if r.quick_only else ""
         note = _claims_note(r.claims)
         rows.append([f"[`{r.paper}`](#{_anchor(r.paper)}): {_md(r.title)}",
-                     _ratio(t, nt) + quick, _ratio(c, nc),
+                     _ratio(t, nt) + quick, _ratio(c, nc), _ratio(s, ns),
                      _ratio(p, npass) + (f" ({note})" if note else "")])
-    t, nt, c, nc, p, npass = nums["all"]
+    t, nt, c, nc, s, ns, p, npass = nums["all"]
     rows.append(["**all papers**", f"**{_ratio(t, nt)}**", f"**{_ratio(c, nc)}**",
-                 f"**{_ratio(p, npass)}**"])
+                 f"**{_ratio(s, ns)}**", f"**{_ratio(p, npass)}**"])
     lines = ["## Summary", ""]
-    lines += _table(["paper", "targets reproduced (full run)", "cells within spread",
-                     "claims passing"], rows)
+    lines += _table(["paper", "targets reproduced (full run)",
+                     "cells on the paper's data within spread",
+                     "cells on substitute data within spread", "claims passing"], rows)
     lines += [
         "",
         "* **targets reproduced**: registered targets (`mlkit list targets`) with results of "
         "the full protocol. Results of the `--quick` settings alone are shown, labelled "
         "*quick*, and never counted.",
-        "* **cells within spread**: the table cells of full runs where the paper prints a "
-        "number; ours is within when it is at most the paper's ± spread away, or 2 points "
-        "where the paper gives no spread (2 on a percentage or count scale, 0.02 where both "
-        f"numbers are fractions). {OUTSIDE} marks a difference outside it.",
+        "* **cells on the paper's data within spread**: the table cells of full runs where "
+        "the paper prints a number and our row ran on the paper's own data (a config dataset "
+        "with no `role:`, or marked `when_present`: the paper's data, run when its files are "
+        "at hand). This column is the reproduction proper. (In a target whose datasets have "
+        "roles, one without a role and without a paper number of its own is shown *for "
+        "reference*.)",
+        "* **cells on substitute data within spread**: the same for rows that ran on a stand-in "
+        "(a config dataset whose `role:` names the paper's data it stands in for: a real "
+        "substitute, or a synthetic generator in its role), set beside the paper's number "
+        "on *its* data. They compare different data, so they are counted apart and say how "
+        "close a stand-in comes, not whether the paper reproduces. A row naming no dataset "
+        "counts here unless every dataset of its target is the paper's.",
+        "* **within spread**: ours is at most the paper's ± spread away; where the paper gives "
+        "no spread, 2 points on the scale of the paper's number, decided from the column "
+        "and the paper's number, never from ours: ±2 on a percentage (a `%` in the column "
+        "or the config's `report.scale: 100`), ±0.02 on a fraction (the paper prints a "
+        "number within [-1, 1] with decimals), exact (ours rounded to units) for a whole "
+        "number (a count or an index, where ±2 could not fail), and not counted for any "
+        "other number (a decimal above 1 in its own unit, e.g. a mean dimension): its "
+        f"difference is shown. {OUTSIDE} marks a difference outside the tolerance.",
         "* **claims passing**: the verdicts of `mlkit verify PAPER` that PASS on full "
         "results, of all the paper's claims (a verdict on quick results is labelled and not "
         "counted).",
@@ -80,25 +97,18 @@ def _summary(reports):
     return lines
 
 
-def _kinds(data):
-    kinds = []
-    for line in data:
-        kind = line.split(": ", 1)[-1]
-        kind = ("synthetic" if kind.startswith("synthetic") else
-                "real substitute" if kind.startswith("real substitute") else
-                "real" if kind == "real" else kind)
-        if kind not in kinds:
-            kinds.append(kind)
-    return ", ".join(kinds)
-
-
 def _cells_cell(t):
     if t.status == NOT_RUN:
         return "-"
     cells = [c for c in t.cells if c.within is not None]
     if not cells:
-        return "no paper numbers"
-    text = _ratio(sum(c.within for c in cells), len(cells))
+        return "no paper numbers" if not t.cells else "none counted"
+    parts = []
+    for data, name in ((PAPER_DATA, "paper's data"), (SUBSTITUTE_DATA, "substitute")):
+        mine = [c for c in cells if c.data == data]
+        if mine:
+            parts.append(f"{_ratio(sum(c.within for c in mine), len(mine))} ({name})")
+    text = "; ".join(parts)
     return text + " (quick)" if t.status == QUICK else text
 
 
@@ -122,15 +132,14 @@ def _claims(paper, claims):
 def _cells_table(table):
     rows = []
     for c in table.cells:
-        diff = _md(c.difference)
+        diff = _md(c.difference) or "not compared"
         if c.within is False:
             diff = f"**{diff}** {OUTSIDE}"
-        elif c.within is None:
-            diff = "not compared"
-        rows.append([_md(k) for k in c.keys] + [_md(c.quantity), _md(c.paper), _md(c.ours),
-                                                diff, _md(c.tolerance)])
-    return _table([_md(k) for k in table.keys] + ["quantity", "paper", "ours", "ours − paper",
-                                                 "allowed"], rows)
+        data = {PAPER_DATA: "paper's", SUBSTITUTE_DATA: "substitute"}.get(c.data, "-")
+        rows.append([_md(k) for k in c.keys] + [_md(c.quantity), data, _md(c.paper),
+                                                _md(c.ours), diff, _md(c.tolerance)])
+    return _table([_md(k) for k in table.keys] + ["quantity", "data", "paper", "ours",
+                                                 "ours − paper", "allowed"], rows)
 
 
 def _target(t, page_dir):
@@ -178,7 +187,7 @@ def _value(v):
 def _paper(r, page_dir):
     lines = [f'<a id="{_anchor(r.paper)}"></a>', "", f"## `{r.paper}`: {_md(r.title)}", ""]
     rows = [[f"[`{t.artifact}`](#{_anchor(t.name)})", _md(t.title), _status(t), _cells_cell(t),
-             _kinds(t.data)] for t in r.targets]
+             _md("; ".join(t.kinds))] for t in r.targets]
     lines += _table(["target", "title", "status", "cells within spread", "data"], rows) + [""]
     lines += _claims(r.paper, r.claims)
     for t in r.targets:

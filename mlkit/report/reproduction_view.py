@@ -1,6 +1,7 @@
 """Which files under the results folder the reproduction report reads: in a git checkout
 the files git tracks (what the committed results give, the same on every machine: ``--quick``
-outputs are git-ignored), else every file."""
+outputs are git-ignored), else every file; the claims see the same files, run records
+included (:meth:`ResultsView.for_claims`)."""
 
 import contextlib
 import os
@@ -44,19 +45,24 @@ class ResultsView:
 
     @contextlib.contextmanager
     def for_claims(self):
-        """MLKIT_RESULTS pointing at a view of the results holding only the target folders
-        the page reads (the claims find their results with ``saved_results``); yields the
-        path the claims will print, to be shown as the results root."""
+        """MLKIT_RESULTS pointing at a view of the results holding only the files the page may
+        read (the claims find their results with ``saved_results`` and their run records from
+        each manifest's own folder, :func:`mlkit.manifest.runs_dir_of`); yields the path the
+        claims will print, to be shown as the results root. In a git checkout the view is a
+        folder tree of links to the tracked files alone, so an untracked run record never
+        reaches a claim."""
         if self.tracked is None:
             with _env("MLKIT_RESULTS", str(self._base)):
                 yield str(self._base)
             return
         with tempfile.TemporaryDirectory(prefix="mlkit-report-") as tmp:
-            for paper_dir in sorted(p for p in self.root.iterdir() if p.is_dir()):
-                for out in sorted(p for p in paper_dir.iterdir() if p.is_dir()):
-                    if self.has(out / "summary.json") and self.has(out / "manifest.json"):
-                        (Path(tmp) / paper_dir.name).mkdir(exist_ok=True)
-                        (Path(tmp) / paper_dir.name / out.name).symlink_to(out.resolve())
+            for rel in sorted(self.tracked):
+                src = self._base / rel
+                if not src.is_file():
+                    continue            # tracked, deleted in the working tree
+                dst = Path(tmp, rel)
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                dst.symlink_to(src)
             with _env("MLKIT_RESULTS", tmp):
                 yield tmp
 
