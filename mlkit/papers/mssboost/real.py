@@ -381,16 +381,37 @@ def render_fig8(result, out_dir, spec):
 
 
 # -- Sec. 6.2.1: settings by 2-fold CV -----------------------------------------------------
+def _grid_edges(record):
+    """(name, value, grid, "low"/"high") for every chosen rho or C of a mssboost-settings
+    record that sits at an end of the grid it was chosen from (grids of 3+ values)."""
+    s, params = record["model"], record["params"]
+    out = []
+    for what, value, key in (("Baseline rho", s["baseline_gamma"], "gamma_grid"),
+                             ("Baseline C", s["baseline_C"], "C_grid"),
+                             ("base rho", s["gamma"], "base_gamma_grid"),
+                             ("base C", s["C"], "base_C_grid")):
+        grid = params.get(key)
+        if not grid or len(grid) < 3:        # as the metric table: a 2-value grid has no inside
+            continue
+        if value == min(grid):
+            out.append((what, value, grid, "low"))
+        elif value == max(grid):
+            out.append((what, value, grid, "high"))
+    return out
+
+
 @register_renderer("mssboost/selection")
 def render_selection(result, out_dir, spec):
     """Sec. 6.2.1: every setting chosen by 2-fold CV on the training part, read from the run
     records of :class:`~mlkit.papers.mssboost.settings.MSSBoostSettings` (no training here).
     Writes ``table`` (the chosen values, paper beside ours) and ``grid`` (every CV row)."""
     roles = _roles(result.spec)
-    rows, grid_rows, figures = [], [], {}
+    rows, grid_rows, figures, edges = [], [], {}, []
     for label in result.datasets:
         for rec in _by(result.records, label):
             s = rec["model"]
+            edges += [f"{label}: {what} = {value:g} is the {side} end of its grid "
+                      f"{sorted(grid)}" for what, value, grid, side in _grid_edges(rec)]
 
             def paper(key):
                 pv = spec.paper_value(label, "Subspace", key, role=roles.get(label))
@@ -423,6 +444,9 @@ def render_selection(result, out_dir, spec):
                                "smallest rd*rf (then rd) whose Subspace reaches 80% of the "
                                "Baseline's 2-fold Mean-AP, else the best pair. Baseline test "
                                "Mean-AP: refitted at its chosen rho and C.")
+    if edges:
+        caption += (" At a grid's edge (a wider grid might choose otherwise): "
+                    + "; ".join(edges) + ".")
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     write_table(pd.DataFrame(grid_rows), out_dir, "Every setting scored by 2-fold CV (mean "
                 "Mean-AP over the folds; sv_fraction: the Baseline's support-vector fraction).",
