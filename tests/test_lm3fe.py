@@ -314,3 +314,55 @@ def test_lm3fs_lm3ft_classify_planted_data_and_gridsearch_on_views():
     gs = GridSearchCV(LM3FS(max_iter=3, random_state=0), {"percent": [5, 50]}, cv=3)
     gs.fit(views, y)
     assert gs.best_params_["percent"] in (5, 50) and gs.predict(views).shape == y.shape
+
+
+# ------------------------------------------------------------------ safeguards off (keep_best)
+def _overshooting_quadratic():
+    """f(x) = x^2 per problem with a step 1/L far too long (L = 0.4 < 2): the iterates
+    overshoot, so the last one is not the best."""
+    seen = []
+
+    def fun_grad(X):
+        seen.append(X.copy())
+        return X * X, 2.0 * X
+
+    return seen, fun_grad
+
+
+@pytest.mark.parametrize("keep_best", [True, False])
+def test_nesterov_returns_the_last_iterate_without_the_safeguard(keep_best):
+    seen, fun_grad = _overshooting_quadratic()
+    X, n = L.nesterov(np.array([1.0, -2.0]), fun_grad, lambda _: 0.4, tol=0.0, max_iter=6,
+                      keep_best=keep_best)
+    F = np.array([x * x for x in seen])                 # (iterates, problems)
+    best = np.array(seen)[np.argmin(F, axis=0), [0, 1]]
+    assert n == 6 and np.any(F[-1] > F.min(axis=0))     # the safeguard matters here
+    np.testing.assert_array_equal(X, best if keep_best else seen[-1])
+
+
+@pytest.mark.parametrize("keep_best", [True, False])
+def test_ogm_returns_the_last_iterate_without_the_safeguard(keep_best):
+    f = lambda th: float(np.sum((th - 3.0) ** 2))       # noqa: E731
+    g = lambda th: 2.0 * (th - 3.0)                     # noqa: E731
+    seen = []
+    fun = lambda th: (seen.append(th.copy()), f(th))[1]  # noqa: E731
+    th, k = L.ogm(np.array([0.0, 1.0]), g, fun, 0.3, tol=0.0, max_iter=5, keep_best=keep_best)
+    F = [f(t) for t in seen]
+    assert k == 5 and F[-1] > min(F)
+    np.testing.assert_array_equal(th, seen[int(np.argmin(F))] if keep_best else seen[-1])
+
+
+def test_keep_best_default_is_the_old_scheme_and_false_runs_the_papers():
+    views, y = _planted(2)
+    kw = dict(max_iter=6, sub_max_iter=15, random_state=0)
+    default = LM3FE(**kw).fit(views, y)
+    assert LM3FE().keep_best is True
+    np.testing.assert_array_equal(default.objective_,
+                                  LM3FE(keep_best=True, **kw).fit(views, y).objective_)
+    paper = LM3FE(keep_best=False, w_restart=True, **kw).fit(views, y)
+    safe = LM3FE(keep_best=True, w_restart=True, **kw).fit(views, y)
+    assert not np.array_equal(paper.objective_, safe.objective_)
+    assert np.all(np.diff(safe.objective_) <= 1e-9 * safe.objective_[0])
+    for est in (LM3FS, LM3FT):
+        assert est(keep_best=False).get_params()["keep_best"] is False
+    assert np.all(np.isfinite(paper.objective_)) and len(paper.objective_) == 7

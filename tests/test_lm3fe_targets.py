@@ -115,8 +115,14 @@ def test_claims_follow_the_thresholds(quick_runs):
     status, measured = _verify()
     assert sorted(status) == [1, 2, 3, 4]
     assert all(s in ("PASS", "FAIL") for s in status.values()), status
-    assert status[4] == "PASS" and "worst 0" in measured[4]
-    assert "CAT >= BSF in" in measured[1] and "LM3FS - max(RFS, SSMVFS)" in measured[2]
+    # claim 4 is judged on the paper's scheme only, never on the safeguarded runs (whose
+    # objective cannot rise by construction)
+    assert "scheme judged: the paper's unsafeguarded steps (last iterate), W restarted " \
+           "from 0" in measured[4]
+    assert "not judged: the" in measured[4]
+    assert "CAT > BSF in" in measured[1] and "LM3FS - max(RFS, SSMVFS)" in measured[2]
+    assert "(emotions-views 4)" in measured[2] and "need |.| <=" in measured[2]
+    assert "TMFS, not in the paper's table, left out" in measured[3]
     # claim 4's verdict flips with its threshold; claim 1's with min_fraction
     path = configs / "lm3fe" / "objective.yaml"
     cfg = yaml.safe_load(path.read_text())
@@ -129,6 +135,30 @@ def test_claims_follow_the_thresholds(quick_runs):
     status, measured = _verify()
     assert status[4] == "FAIL" and "need <= -1" in measured[4]
     assert status[1] == "PASS", measured[1]
+    # with the safeguards on, claim 4 is not judged (it would hold by construction)
+    cfg["methods"][0]["params"]["keep_best"] = True
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    status, measured = _verify()
+    assert status[4] == "NOT" and "judged only on the paper's scheme" in measured[4], \
+        (status[4], measured[4])
+
+
+def test_claim_helpers_match_the_spec_wording():
+    from mlkit.papers.lm3fe.claims import _Table, paper_rows, peaks_match
+
+    # "their peaks match LM3FS": within the tolerance on both sides
+    assert peaks_match([0.004, -0.009], 0.01) and not peaks_match([0.0, 0.05], 0.01)
+    assert not peaks_match([-0.05], 0.01)
+    # claim 3's stds: only the paper's table rows (no TMFS)
+    assert paper_rows(["CAT", "TMFS", "LM3FS"]) == ["CAT", "LM3FS"]
+    # the largest count per dataset, not one global maximum
+    t = _Table.__new__(_Table)
+    t.cells = [("emotions-views", 4, "emotions-views n=4", "MIR Flickr"),
+               ("emotions-views", 10, "emotions-views n=10", "MIR Flickr"),
+               ("mirflickr", 20, "mirflickr n=20", "MIR Flickr"),
+               ("mirflickr", 50, "mirflickr n=50", "MIR Flickr")]
+    assert t.largest_count() == {"emotions-views": 10, "mirflickr": 50}
+    assert t.name_of("mirflickr n=20") == "mirflickr"
 
 
 def test_objective_rise_is_relative_to_the_start():

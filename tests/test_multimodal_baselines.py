@@ -215,3 +215,19 @@ def test_gridsearch_on_views_and_registration():
     assert all(getattr(e.obj, "numerics_revision", None) == 1 for e in names.values())
     for cls in (LM3FE, LM3FS, LM3FT):
         assert names[cls.__name__.lower()].obj is cls
+
+
+@pytest.mark.parametrize("bad", [dict(percent=150), dict(percent=-5), dict(n_neighbors=0)])
+def test_refit_post_validates_the_parameters_like_fit(bad):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    views, y = _planted(3)
+    est = MTFS(max_iter=5).fit(views, y)
+    with pytest.raises(InvalidParameterError, match=next(iter(bad))):
+        clone(est).set_params(**bad).fit(views, y)
+    with pytest.raises(InvalidParameterError, match=next(iter(bad))):
+        est.set_params(**bad).refit_post(views, y)
+    # a valid value refits only the downstream classifier, as a fresh fit would
+    est.set_params(percent=40, n_neighbors=1).refit_post(views, y)
+    np.testing.assert_array_equal(est.predict(views),
+                                  MTFS(max_iter=5, percent=40).fit(views, y).predict(views))

@@ -238,8 +238,10 @@ class MultiViewClassifierMixin(ClassifierMixin):
 
     def refit_post(self, views, Y):
         """Refit only the downstream classifier (after ``set_params`` of ``percent``,
-        ``n_neighbors`` or ``rls_alpha``) on the same training data as the last ``fit``."""
+        ``n_neighbors`` or ``rls_alpha``) on the same training data as the last ``fit``.
+        The parameters are validated as in ``fit`` (``percent=150`` is an error)."""
         check_is_fitted(self)
+        self._validate_params()
         return self._fit_downstream(*self._prepare(views, Y))
 
     def _fit_downstream(self, Xs, Ypm):

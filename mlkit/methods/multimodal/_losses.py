@@ -177,7 +177,8 @@ def _rel_change(F_new, F_old, F_first):
     return np.where(den > 0, np.abs(F_new - F_old) / np.where(den > 0, den, 1.0), 0.0)
 
 
-def nesterov(X1, fun_grad, lipschitz, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER, after_step=None):
+def nesterov(X1, fun_grad, lipschitz, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER, after_step=None,
+             keep_best=True):
     """The Nesterov scheme of the W- and U-steps (Eq. 15-17 and 24-26 of [1]_).
 
     .. math:: Y_t = X_t - G_t / L_t,\\quad Z_t = X_1 - \\frac{1}{L_t}\\sum_{i \\le t}
@@ -186,8 +187,10 @@ def nesterov(X1, fun_grad, lipschitz, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER, aft
     The variable's last axis indexes independent problems (the C tasks of the W-step): the
     objective has one value per problem, and each stops on its own when
     ``|F_{t+1} - F_t| / |F_{t+1} - F_1| <= tol`` (then frozen), all after ``max_iter``.
-    A scalar objective makes it one problem. The returned point is, per problem, the best
-    iterate seen (the start included), so a step never increases its objective.
+    A scalar objective makes it one problem. With ``keep_best`` (default) the returned point
+    is, per problem, the best iterate seen (the start included), so a step never increases
+    its objective (a safeguard of ours); ``keep_best=False`` returns the last iterate, as
+    the paper's scheme does.
 
     Parameters
     ----------
@@ -200,10 +203,12 @@ def nesterov(X1, fun_grad, lipschitz, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER, aft
     after_step : callable X -> None, optional
         Called with every new iterate before it is evaluated (the U-step refreshes its
         re-weighting there).
+    keep_best : bool, default=True
+        Return the best iterate seen (True) or the last one (False).
 
     Returns
     -------
-    X : ndarray, the best iterate
+    X : ndarray, the best (or, ``keep_best=False``, the last) iterate
     n_iter : int
     """
     X = X1.copy()
@@ -233,10 +238,10 @@ def nesterov(X1, fun_grad, lipschitz, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER, aft
         F_prev = F
         if not active.any():
             break
-    return best, t
+    return (best if keep_best else X), t
 
 
-def ogm(theta0, grad, fun, L, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER):
+def ogm(theta0, grad, fun, L, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER, keep_best=True):
     """Optimal gradient method with projection onto ``theta >= 0`` (Algorithm 2 of [1]_,
     Algorithm 1 of [4]_).
 
@@ -245,7 +250,8 @@ def ogm(theta0, grad, fun, L, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER):
               Y_{k+1} = \\theta_{k+1} + \\frac{\\alpha_k - 1}{\\alpha_{k+1}}
               (\\theta_{k+1} - \\theta_k)
 
-    Returns the best iterate seen (the start included) and the number of iterations.
+    Returns the best iterate seen (the start included; ``keep_best=False``: the last
+    iterate, the paper's scheme) and the number of iterations.
     """
     theta = theta0.copy()
     Yk, alpha = theta.copy(), 1.0
@@ -263,11 +269,11 @@ def ogm(theta0, grad, fun, L, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER):
         if _rel_change(F, F_prev, F1) <= tol:
             break
         F_prev = F
-    return best, k
+    return (best if keep_best else theta), k
 
 
 def w_step(Z, Y, s, W0, b0, *, sigma, gamma_A, tol=SUB_TOL, max_iter=SUB_MAX_ITER,
-           lipschitz="code"):
+           lipschitz="code", keep_best=True):
     """The W-step (Eq. 9-17, Theorem 1 of [1]_): C independent problems in ``[w_c; b_c]``,
     solved together (the task axis is the last one) by :func:`nesterov` from ``(W0, b0)``.
 
@@ -295,12 +301,13 @@ def w_step(Z, Y, s, W0, b0, *, sigma, gamma_A, tol=SUB_TOL, max_iter=SUB_MAX_ITE
         f = loss.sum(axis=0) + gamma_A * np.einsum("ij,ij->j", Wt[:-1], Wt[:-1])
         return f, -(Zt.T @ (u * Y)) + 2.0 * gamma_A * pen * Wt
 
-    Wt, n = nesterov(Wt0, fun_grad, lambda _: L, tol=tol, max_iter=max_iter)
+    Wt, n = nesterov(Wt0, fun_grad, lambda _: L, tol=tol, max_iter=max_iter,
+                     keep_best=keep_best)
     return Wt[:-1], Wt[-1], n
 
 
 def u_step(Xs, Y, s, U, theta, W, b, v, *, sigma, gamma_B, eps=1e-8, tol=SUB_TOL,
-           max_iter=SUB_MAX_ITER, lipschitz="code", x_norm_sq=None):
+           max_iter=SUB_MAX_ITER, lipschitz="code", x_norm_sq=None, keep_best=True):
     """The U-step for modality ``v`` (Algorithm 1, Eq. 18-26, Theorems 2-3 of [1]_).
 
     Nesterov's scheme on the loss plus the re-weighted L2,1 term ``gamma_B tr(U^T D U)``,
@@ -347,11 +354,12 @@ def u_step(Xs, Y, s, U, theta, W, b, v, *, sigma, gamma_B, eps=1e-8, tol=SUB_TOL
     def refresh(Uv):
         D["d"] = reweight_diag(Uv, eps)
 
-    return nesterov(U[v], fun_grad, lipschitz, tol=tol, max_iter=max_iter, after_step=refresh)
+    return nesterov(U[v], fun_grad, lipschitz, tol=tol, max_iter=max_iter, after_step=refresh,
+                    keep_best=keep_best)
 
 
 def theta_step(P, Y, s, theta, W, b, *, sigma, gamma_C, tol=SUB_TOL, max_iter=SUB_MAX_ITER,
-               lipschitz="code"):
+               lipschitz="code", keep_best=True):
     """The theta-step (Eq. 27-32, Algorithm 2 of [1]_): :func:`ogm` from the current theta
     with ``L = (C N / sigma) max_{c,i} ||a_ci||^2 / ||x_i||_inf + 2 gamma_C`` (``lipschitz=
     "spectral"``: ``||S^-1/2 [A_1; ...; A_C]||_2^2 / sigma + 2 gamma_C``, also valid, tighter).
@@ -375,7 +383,7 @@ def theta_step(P, Y, s, theta, W, b, *, sigma, gamma_C, tol=SUB_TOL, max_iter=SU
         G = _dloss(Y, np.tensordot(th, A, axes=1) + b, s, sigma)
         return np.einsum("vnc,nc->v", A, G) + 2.0 * gamma_C * th
 
-    return ogm(theta, grad, fun, L, tol=tol, max_iter=max_iter)
+    return ogm(theta, grad, fun, L, tol=tol, max_iter=max_iter, keep_best=keep_best)
 
 
 def inf_norms(Xs):

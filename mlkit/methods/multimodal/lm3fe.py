@@ -68,11 +68,19 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         ``1/sqrt(D_v)`` (latent features not all positively correlated at the start).
     w_restart : bool, default=False
         Start each W-step from 0 (True: the paper) rather than from the current W (False).
-        Either way the step keeps, per task, the better of its result and the current
-        ``(w_c, b_c)``, so the objective never increases (Sec. IV-C). The default departs
+        With ``keep_best`` the restarted step keeps, per task, the better of its result and
+        the current ``(w_c, b_c)``, so the objective never increases (Sec. IV-C). The default departs
         from the paper: restarted W-steps capped at ``sub_max_iter`` never accumulate progress
         across outer iterations, and on msrc-v1 (6 labelled per class) the fit stays at the
         trivial all-negative solution (test accuracy 1/7), against 0.74-0.87 warm-started.
+    keep_best : bool, default=True
+        Safeguards of ours: every sub-solver (W-, U- and theta-step) returns the best
+        iterate it has seen, the start included, and a restarted W-step keeps the better of
+        its result and the current W per task, so the objective cannot increase over outer
+        iterations, by construction. ``False`` runs the paper's scheme (Algorithm 3): each
+        sub-solver returns its last iterate and nothing is kept, so a monotone objective is
+        then an observation, not a guarantee (the ``lm3fe/objective`` target uses
+        ``keep_best=False, w_restart=True``).
     normalize : {"l2"} or None, default="l2"
         Per-modality normalisation (see :mod:`mlkit.methods.multimodal._base`).
     random_state : int, RandomState or None
@@ -122,6 +130,7 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         "sub_max_iter": [Interval(Integral, 1, None, closed="left")],
         "eps": [Interval(Real, 0, None, closed="neither")],
         "w_restart": ["boolean"],
+        "keep_best": ["boolean"],
         "lipschitz": [StrOptions({"code", "spectral"})],
         "u_init": [StrOptions({"uniform", "centered"})],
         "normalize": MultiViewClassifierMixin._downstream_constraints["normalize"],
@@ -130,7 +139,8 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
 
     def __init__(self, *, gamma_A=1e-2, gamma_B=1e-2, gamma_C=1e-2, sigma=0.1, tol=1e-3,
                  max_iter=30, sub_tol=1e-3, sub_max_iter=100, eps=1e-8, lipschitz="code",
-                 u_init="uniform", w_restart=False, normalize="l2", random_state=None):
+                 u_init="uniform", w_restart=False, keep_best=True, normalize="l2",
+                 random_state=None):
         self.gamma_A = gamma_A
         self.gamma_B = gamma_B
         self.gamma_C = gamma_C
@@ -143,6 +153,7 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         self.lipschitz = lipschitz
         self.u_init = u_init
         self.w_restart = w_restart
+        self.keep_best = keep_best
         self.normalize = normalize
         self.random_state = random_state
 
@@ -166,7 +177,7 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
             U = [(rng.uniform(size=(X.shape[1], C)) - 0.5) / np.sqrt(X.shape[1]) for X in Xs]
         theta = np.full(V, 1.0 / V)
         kw = dict(sigma=self.sigma, tol=self.sub_tol, max_iter=self.sub_max_iter,
-                  lipschitz=self.lipschitz)
+                  lipschitz=self.lipschitz, keep_best=self.keep_best)
         xn = [None] * V
         if self.lipschitz == "spectral":
             xn = [L.spectral_norm_sq(L._row_scaled(X, 1.0 / np.sqrt(s))) for X in Xs]
@@ -195,11 +206,12 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         return Xs
 
     def _w_step(self, Xs, Ypm, s, U, theta, W, b, kw):
-        """W-step from 0 (``w_restart``) or from W, keeping per task the better point."""
+        """W-step from 0 (``w_restart``) or from W; restarted with ``keep_best``, keeping per
+        task the better of the result and the current point."""
         Z = L.latent(Xs, U, theta)
         W0, b0 = (np.zeros_like(W), np.zeros_like(b)) if self.w_restart else (W, b)
         Wn, bn, _ = L.w_step(Z, Ypm, s, W0, b0, gamma_A=self.gamma_A, **kw)
-        if not self.w_restart:
+        if not (self.w_restart and self.keep_best):
             return Wn, bn
 
         def per_task(Wc, bc):
@@ -282,12 +294,12 @@ class LM3FS(_LM3FDownstream):
     def __init__(self, *, percent=10.0, classifier="knn", n_neighbors=1, rls_alpha=1.0,
                  gamma_A=1e-2, gamma_B=1e-2, gamma_C=1e-2, sigma=0.1, tol=1e-3, max_iter=30,
                  sub_tol=1e-3, sub_max_iter=100, eps=1e-8, lipschitz="code",
-                 u_init="uniform", w_restart=False, normalize="l2",
+                 u_init="uniform", w_restart=False, keep_best=True, normalize="l2",
                  random_state=None):
         super().__init__(gamma_A=gamma_A, gamma_B=gamma_B, gamma_C=gamma_C, sigma=sigma,
                          tol=tol, max_iter=max_iter, sub_tol=sub_tol,
                          sub_max_iter=sub_max_iter, eps=eps, lipschitz=lipschitz,
-                         u_init=u_init, w_restart=w_restart,
+                         u_init=u_init, w_restart=w_restart, keep_best=keep_best,
                          normalize=normalize, random_state=random_state)
         self.percent = percent
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
@@ -300,9 +312,8 @@ class LM3FS(_LM3FDownstream):
 
 
 class LM3FT(_LM3FDownstream):
-    post_fit_params = ("n_neighbors", "rls_alpha")
-
-    """LM3FT: the latent features ``z`` of LM3FE (dimension C) + the downstream classifier.
+    """LM3FT: the latent features ``z`` of LM3FE (dimension C, Eq. 4 of [1]_) + the
+    downstream classifier.
 
     Parameters
     ----------
@@ -312,15 +323,17 @@ class LM3FT(_LM3FDownstream):
     Other parameters: those of :class:`LM3FE`.
     """
 
+    post_fit_params = ("n_neighbors", "rls_alpha")
+
     def __init__(self, *, classifier="knn", n_neighbors=1, rls_alpha=1.0, gamma_A=1e-2,
                  gamma_B=1e-2, gamma_C=1e-2, sigma=0.1, tol=1e-3, max_iter=30, sub_tol=1e-3,
                  sub_max_iter=100, eps=1e-8, lipschitz="code",
-                 u_init="uniform", w_restart=False, normalize="l2",
+                 u_init="uniform", w_restart=False, keep_best=True, normalize="l2",
                  random_state=None):
         super().__init__(gamma_A=gamma_A, gamma_B=gamma_B, gamma_C=gamma_C, sigma=sigma,
                          tol=tol, max_iter=max_iter, sub_tol=sub_tol,
                          sub_max_iter=sub_max_iter, eps=eps, lipschitz=lipschitz,
-                         u_init=u_init, w_restart=w_restart,
+                         u_init=u_init, w_restart=w_restart, keep_best=keep_best,
                          normalize=normalize, random_state=random_state)
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 

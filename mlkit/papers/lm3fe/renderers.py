@@ -337,6 +337,14 @@ def objective_rise(objective):
     return float(max(0.0, np.max(np.diff(o))) / max(abs(o[0]), 1e-300))
 
 
+def scheme(params):
+    """Which optimisation scheme LM3FE ran with these parameters (claim 4's text)."""
+    restart = "W restarted from 0" if params.get("w_restart") else "W warm-started"
+    if params.get("keep_best", True):
+        return f"safeguarded steps (best iterate kept), {restart}: monotone by construction"
+    return f"the paper's unsafeguarded steps (last iterate), {restart}"
+
+
 @register_renderer("lm3fe/objective", summary="LM3FE objective per outer iteration")
 def render_objective(result, out_dir, spec):
     """The objective after every outer iteration on every dataset, and its largest rise."""
@@ -360,6 +368,7 @@ def render_objective(result, out_dir, spec):
     ax.set_yscale("log")
     ax.legend(fontsize=7)
     caption = (f"{spec.title}. The paper shows no figure (Sec. IV-C: the objective decreases). "
+               f"Scheme: {scheme(run_spec.methods[0].params)}. "
                + _data_caption(result, run_spec))
     files += save_figure(fig, out_dir, "objective", caption=caption)
     text, files = _write(rows, out_dir, caption, files)
