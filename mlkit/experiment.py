@@ -291,7 +291,9 @@ def validation_search(est, grid, train, validation, test, metric_names, grid_met
 
     Every setting of the grid is fitted on the labelled ``train`` part and scored on
     ``validation`` by ``grid_metric``; the best (first in grid order on ties) is the run's
-    model. An estimator may declare ``post_fit_params`` (parameters that change only what
+    model; a NaN validation score (e.g. ``mean_ap`` with no positive of some label in the
+    validation part) ranks below every number, and a search whose every setting scores NaN
+    is a :class:`MlkitError`. An estimator may declare ``post_fit_params`` (parameters that change only what
     follows its costly fit, e.g. the percentage of features kept by a selection method or
     its downstream classifier's) and ``refit_post(X, y)`` (redo only that part): the search
     then fits once per setting of the other parameters. Validation and test labels never
@@ -307,6 +309,10 @@ def validation_search(est, grid, train, validation, test, metric_names, grid_met
     from sklearn.model_selection import ParameterGrid
 
     sign = 1.0 if METRICS.entry(grid_metric).meta["greater_is_better"] else -1.0
+
+    def rank(val):                      # NaN never wins
+        return -np.inf if np.isnan(val) else sign * val
+
     post = set(getattr(est, "post_fit_params", ())) & set(grid)
     heavy = {k: v for k, v in grid.items() if k not in post}
     light = {k: v for k, v in grid.items() if k in post}
@@ -326,14 +332,17 @@ def validation_search(est, grid, train, validation, test, metric_names, grid_met
             t_score, t_pred = _predict(model, test.inputs)
             entries.append({"params": {**hp, **lp}, "validation": val,
                             "metrics": _score(metric_names, test.target, t_score, t_pred)})
-            if best is None or sign * val > sign * best[1]:
+            if best is None or rank(val) > rank(best[1]):
                 best = (copy.deepcopy(model), val, {**hp, **lp})
+    if np.isnan(best[1]):
+        raise MlkitError(f"{type(est).__name__}: every grid setting scores NaN on the "
+                         f"validation part ({grid_metric}); no setting can be chosen")
     curves = {}
     for key, values in grid.items():
         rows = []
         for value in values:
             hits = [e for e in entries if e["params"][key] == value]
-            top = max(hits, key=lambda e: sign * e["validation"])   # first on ties
+            top = max(hits, key=lambda e: rank(e["validation"]))   # first on ties
             rows.append(top)
         curves[key] = {"values": list(values),
                        "validation": [e["validation"] for e in rows],
@@ -366,8 +375,16 @@ def _fit_and_score(data, method, split, metric_names, curves, estimator_class=No
     naming the run and carrying its traceback (a failure inside a method is a bug)."""
     import traceback
 
+    from sklearn.utils._param_validation import InvalidParameterError
+
     try:
         return _fit_and_score_run(data, method, split, metric_names, curves, estimator_class)
+    except InvalidParameterError as exc:       # a bad value in the config: a user error
+        msg = " ".join(str(exc).split())
+        raise MlkitError(f"{method.display} on {data.name}: {msg}") from None
+    except MlkitError as exc:
+        raise MlkitError(f"{method.display} on {data.name}, split {split.name}: "
+                         f"{exc}") from None
     except Exception as exc:
         raise RunFailed(f"{method.display} on {data.name}, split {split.name} failed: "
                         f"{type(exc).__name__}: {exc}", traceback.format_exc()) from None
@@ -498,7 +515,11 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
     out_dir : path
         Where ``runs/`` records go.
     jobs : int
-        Parallel runs (joblib ``n_jobs``; -1 for all cores).
+        Parallel runs (joblib ``n_jobs``; -1 for all cores): ``--jobs N`` uses N cores.
+        With ``jobs=1`` the runs execute in this process, one at a time, each under
+        ``threadpoolctl.threadpool_limits(1)`` so that BLAS/OpenMP pools use one thread
+        (joblib's workers already limit their threads when ``jobs >= 2``); the numbers are
+        the same either way.
     force : bool
         Recompute runs that already have a record.
     backend : str, optional
@@ -559,13 +580,21 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             from tqdm import tqdm
 
             bar = stack.enter_context(tqdm(total=len(todo), desc=spec.target, unit="run"))
-        parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
-        # each task returns its own index so records can be matched however they arrive
-        outputs = parallel(
-            delayed(_indexed)(i, _fit_and_score, result.datasets[d], m, s, spec.metrics,
-                              spec.curves, METHODS.get(m.name))
-            for i, (d, m, s, _, _) in enumerate(todo)
-        )
+        if jobs == 1 and backend is None:
+            # sequential: one run at a time in this process, each with one BLAS thread
+            outputs = (
+                _indexed(i, _fit_and_score_one_thread, result.datasets[d], m, s,
+                         spec.metrics, spec.curves, METHODS.get(m.name))
+                for i, (d, m, s, _, _) in enumerate(todo)
+            )
+        else:
+            parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
+            # each task returns its own index so records can be matched however they arrive
+            outputs = parallel(
+                delayed(_indexed)(i, _fit_and_score, result.datasets[d], m, s, spec.metrics,
+                                  spec.curves, METHODS.get(m.name))
+                for i, (d, m, s, _, _) in enumerate(todo)
+            )
         for i, rec in outputs:
             dataset, method, split, key, path = todo[i]
             rec.update(key=key, dataset=dataset, method=method.display, method_name=method.name,
@@ -584,6 +613,15 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
                                        r["fold"]))
     result.wall_time = time.perf_counter() - t_start
     return result
+
+
+def _fit_and_score_one_thread(*args):
+    """:func:`_fit_and_score` with BLAS/OpenMP thread pools limited to one thread (the
+    sequential runner: ``--jobs 1`` uses one core)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _fit_and_score(*args)
 
 
 def _indexed(i, fn, *args):

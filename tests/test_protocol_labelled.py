@@ -98,10 +98,22 @@ class _Spy(ClassifierMixin, BaseEstimator):
 
 
 class _PostSpy(_Spy):
+    """``b`` acts only through ``refit_post``: a runner that set ``b`` without calling it
+    would predict with the ``b`` of the last full fit."""
+
     post_fit_params = ("b",)
 
-    def refit_post(self, X, y):
+    def fit(self, X, y):
+        super().fit(X, y)
+        self.b_used_ = self.b
         return self
+
+    def refit_post(self, X, y):
+        self.b_used_ = self.b
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.a if self.b_used_ == 0 else (self.a + self.b_used_) % 3)
 
 
 def _run_one(cls, grid):
@@ -139,6 +151,98 @@ def test_post_fit_parameters_fit_once_per_other_setting_same_result():
     assert n_full == 6 and n_post == 2
     assert full["chosen"] == post["chosen"] and full["metrics"] == post["metrics"]
     assert full["grid_curves"] == post["grid_curves"]
+    # the spy can tell: without refit_post, a new b changes nothing
+    data = _data(counts=(8, 30, 14))
+    X = data.inputs
+    spy = _PostSpy(a=0, b=0).fit(X, data.y).set_params(b=1)
+    assert set(spy.predict(X)) == {0}
+    assert set(spy.refit_post(X, data.y).predict(X)) == {1}
+
+
+def _nan_when_all(monkeypatch, predicted):
+    """Validation accuracy is NaN whenever every prediction is one of ``predicted``."""
+    import mlkit.experiment as E
+
+    real = E._score
+
+    def score(names, target, s, pred):
+        out = real(names, target, s, pred)
+        if pred is not None and set(np.unique(pred)) <= set(predicted):
+            out = {k: float("nan") for k in out}
+        return out
+
+    monkeypatch.setattr(E, "_score", score)
+
+
+def test_a_nan_validation_score_never_wins(monkeypatch):
+    _nan_when_all(monkeypatch, {0})                     # the first setting scores NaN
+    data, split, rec = _run_one(_Spy, {"a": [0, 1, 2]})
+    val = {a: np.mean(data.y[split.validation] == a) for a in (1, 2)}
+    assert rec["chosen"] == {"a": max(val, key=val.get)}
+    assert np.isnan(rec["grid_curves"]["a"]["validation"][0])
+
+
+def test_every_setting_nan_is_one_line_naming_method_and_dataset(monkeypatch):
+    from mlkit.experiment import _fit_and_score
+
+    _nan_when_all(monkeypatch, {0, 1, 2})
+    data = _data(counts=(8, 30, 14))
+    split = make_splits(data, _protocol(repeats=1))[0]
+    with pytest.raises(MlkitError) as exc:
+        _fit_and_score(data, MethodSpec(name="cat", label="spy", grid={"a": [0, 1]}), split,
+                       ["accuracy"], False, _Spy)
+    msg = str(exc.value)
+    assert "\n" not in msg and "spy on toy" in msg and "NaN" in msg
+
+
+@pytest.mark.parametrize("percent", [150, -5])
+def test_bad_post_fit_grid_value_is_one_line_error(percent):
+    from mlkit.experiment import _fit_and_score
+
+    data = _data(counts=(8, 30, 14))
+    split = make_splits(data, _protocol(repeats=1))[0]
+    method = MethodSpec(name="mtfs", label="MTFS", params={"max_iter": 5},
+                        grid={"percent": [50, percent]})
+    with pytest.raises(MlkitError) as exc:
+        _fit_and_score(data, method, split, ["accuracy"], False)
+    msg = str(exc.value)
+    assert "\n" not in msg and "MTFS on toy" in msg and "percent" in msg and str(percent) in msg
+
+
+class _ThreadSpy(_Spy):
+    """Records the BLAS/OpenMP thread counts seen inside ``fit``."""
+
+    seen = []
+
+    def fit(self, X, y):
+        from threadpoolctl import threadpool_info
+
+        _ThreadSpy.seen.append([p["num_threads"] for p in threadpool_info()])
+        return super().fit(X, y)
+
+
+def test_sequential_runs_use_one_blas_thread(tmp_path, monkeypatch):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import mlkit.experiment as E
+
+    if not threadpool_info():
+        pytest.skip("no BLAS/OpenMP thread pool loaded")
+    real = E.METHODS.get
+    monkeypatch.setattr(E.METHODS, "get", lambda n: _ThreadSpy if n == "cat" else real(n))
+    data = _data(counts=(8, 30, 14))
+    monkeypatch.setattr(E, "load_dataset", lambda *a, **k: data)
+    spec = ExperimentSpec(paper="t", artifact="a", metrics=["accuracy"],
+                          datasets=[DatasetSpec(name="msrc-v1")],
+                          methods=[MethodSpec(name="cat", grid={"a": [0, 1]})],
+                          protocol=_protocol(repeats=2))
+    _ThreadSpy.seen = []
+    with threadpool_limits(limits=2):                  # outside the runs: 2 threads
+        assert max(p["num_threads"] for p in threadpool_info()) == 2
+        result = run(spec, tmp_path / "out", jobs=1)
+        assert max(p["num_threads"] for p in threadpool_info()) == 2   # restored after
+    assert result.computed == 2 and len(_ThreadSpy.seen) == 4
+    assert all(n == 1 for fit in _ThreadSpy.seen for n in fit), _ThreadSpy.seen
 
 
 def test_other_protocols_keep_their_run_keys():
