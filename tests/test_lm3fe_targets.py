@@ -80,6 +80,19 @@ def test_every_quick_target_writes_paper_vs_ours(quick_runs):
     # the paper's own data: absent, said, never replaced
     assert "nus-animal (the paper's data)" in t1 and "not run" in t1
     assert "mirflickr (the paper's data)" in t2
+    # the absent dataset's note is in an "(ours)" column, never in a "(paper)" one
+    import pandas as pd
+
+    tab = pd.read_csv(out / "table1-quick" / "table.csv", dtype=str, comment="#")
+    absent = tab[tab["dataset"] == "nus-animal (the paper's data)"].iloc[0]
+    paper_cols = [c for c in tab if c.endswith("(paper)")]
+    assert absent[paper_cols].isna().all()
+    assert absent["accuracy 4 (ours)"].startswith("not run")
+    # one labelled count and one chosen % per count (msrc-v1: 4 labelled x 7 classes)
+    msrc = tab[(tab["dataset"] == "msrc-v1") & (tab["method"] == "LM3FS")].iloc[0]
+    assert msrc["counts (ours)"] == "4" and msrc["labelled per count (ours)"] == "28"
+    assert msrc["best % per count (ours)"] in ("10", "55", "100")
+    assert "judged by test accuracy" in t1 and "Fixed weights (a limitation)" in t2
     # figures draw the tables' runs: nothing trained twice
     for art in ("fig2", "fig3", "fig4", "fig5"):
         assert re.search(r"0 runs computed, \d+ reused", outputs[art]), outputs[art]

@@ -149,12 +149,15 @@ def _write(rows, out_dir, caption, files=()):
 
 
 def _absent_rows(result, run_spec, columns):
+    """One row per absent paper's dataset; the note goes in the first "(ours)" column, never
+    in a "(paper)" one (which holds the paper's numbers)."""
     rows, seen = [], set()
+    ours = next((c for c in columns[2:] if c.endswith("(ours)")), columns[-1])
     for ds in run_spec.datasets:
         if ds.display in result.absent and ds.name not in seen:
             seen.add(ds.name)
             rows.append({columns[0]: f"{ds.name} (the paper's data)",
-                         columns[1]: "(all)", columns[2]: "not run: files not in the data home"})
+                         columns[1]: "(all)", ours: "not run: files not in the data home"})
     return rows
 
 
@@ -172,7 +175,7 @@ def render_table(result, out_dir, spec):
         for m in run_spec.methods:
             method = m.display
             row = {"dataset": name, "method": method}
-            chosen, labelled = [], []
+            chosen, labelled = [], []          # per labelled count
             for n, label, role in entries:
                 pn = paper_count(opts, name, n)
                 head = f"{pn}" if pn == n else f"{pn} (ours {n})"
@@ -189,14 +192,18 @@ def render_table(result, out_dir, spec):
                     if len(vals):
                         figures[f"{metric}.{label}.{method}"] = mean
                         figures[f"{metric}_sd.{label}.{method}"] = sd
-                chosen += [r.get("chosen", {}).get("percent") for r in recs]
-                labelled += [r["n_train"] for r in recs]
-            chosen = [c for c in chosen if c is not None]
-            row["best % (ours)"] = f"{np.mean(chosen):.0f}" if chosen else "-"
-            row["labelled (ours)"] = f"{np.mean(labelled):.0f}" if labelled else "-"
+                pc = [r.get("chosen", {}).get("percent") for r in recs]
+                pc = [c for c in pc if c is not None]
+                chosen.append(f"{np.mean(pc):.0f}" if pc else "-")
+                labelled.append(f"{np.mean([r['n_train'] for r in recs]):.0f}" if recs else "-")
+            counts = "/".join(str(n) for n, _, _ in entries)
+            # one value per labelled count (mean over the draws), in the order of the counts
+            row["counts (ours)"] = counts
+            row["best % per count (ours)"] = "/".join(chosen)
+            row["labelled per count (ours)"] = "/".join(labelled)
             rows.append(row)
     if rows:
-        rows += _absent_rows(result, run_spec, list(rows[0])[:3])
+        rows += _absent_rows(result, run_spec, list(rows[0]))
     roles = sorted({d.role for d in run_spec.datasets if d.role})
     caption = (f"{spec.title or spec.target}. Paper ({', '.join(roles)}) vs ours (mean ± sd "
                f"over {run_spec.protocol.repeats} draws of the labelled samples; parameters "
@@ -264,7 +271,11 @@ def render_percent(result, out_dir, spec):
             ax.set_xscale("log")
             ax.set_xlabel("% of each modality's features selected")
             ax.set_ylabel(_label(metric))
-            ax.set_title(f"{name}, {n} labelled" + (" per class" if opts.param else ""))
+            multi = getattr(result.datasets.get(label), "multilabel", None)
+            if multi is None:
+                multi = np.asarray(getattr(result.datasets.get(label), "y", [0])).ndim == 2
+            ax.set_title(f"{name}, {n} " + ("positives + negatives per label" if multi
+                                            else "labelled per class"))
         axes[0].legend(fontsize=6)
         caption = (f"{spec.title}. Mean over the draws of the test {_label(metric)}; at each "
                    "percentage the other parameters best on the validation part. "
