@@ -366,3 +366,40 @@ def test_keep_best_default_is_the_old_scheme_and_false_runs_the_papers():
     for est in (LM3FS, LM3FT):
         assert est(keep_best=False).get_params()["keep_best"] is False
     assert np.all(np.isfinite(paper.objective_)) and len(paper.objective_) == 7
+
+
+# ------------------------------------------------------------------ validation search cost
+def test_validation_search_learns_once_per_weight_setting_and_lm3ft_reuses_it(monkeypatch):
+    """The runner's validation search over gamma_A x gamma_B x gamma_C x percent learns LM3FE
+    once per weight setting (percent is a post-fit parameter: refit_post retrains only the
+    kNN), and LM3FT with the same weights on the same labelled samples learns nothing."""
+    from types import SimpleNamespace
+
+    from mlkit.experiment import validation_search
+    from mlkit.methods.multimodal._base import LEARNED
+
+    views, y = _planted(3, n_per=10)
+    idx = np.arange(len(y))
+    part = lambda m: SimpleNamespace(inputs=views[m], target=y[m])
+    train, val, test = part(idx % 4 == 0), part(idx % 4 == 1), part(idx % 4 >= 2)
+    learned = []
+    orig = LM3FE._fit_model
+    monkeypatch.setattr(LM3FE, "_fit_model",
+                        lambda self, Xs, Ypm: (learned.append(
+                            (self.gamma_A, self.gamma_B, self.gamma_C)), orig(self, Xs, Ypm))[1])
+    LEARNED._store.clear()
+    weights = {"gamma_A": [1e-3, 1e-1], "gamma_B": [1e-3, 1e-1], "gamma_C": [1e-3, 1e-1]}
+    est, chosen, _, _, curves = validation_search(
+        LM3FS(max_iter=2, sub_max_iter=10, random_state=0), {**weights, "percent": [10, 50, 100]},
+        train, val, test, ["accuracy"], "accuracy")
+    assert len(learned) == 8 and len(set(learned)) == 8          # not 8 x 3
+    assert set(chosen) == {"gamma_A", "gamma_B", "gamma_C", "percent"}
+    assert set(curves) == {"gamma_A", "gamma_B", "gamma_C", "percent"}
+    # every weight's curve holds, at each value, the setting best on the validation part
+    for k in weights:
+        i = curves[k]["values"].index(chosen[k])
+        assert curves[k]["validation"][i] == max(curves[k]["validation"])
+    validation_search(LM3FT(max_iter=2, sub_max_iter=10, random_state=0), weights,
+                      train, val, test, ["accuracy"], "accuracy")
+    assert len(learned) == 8                                     # all eight reused
+    LEARNED._store.clear()

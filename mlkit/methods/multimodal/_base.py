@@ -77,7 +77,7 @@ class LearnCache:
     a hit gives exactly what a refit would (the learning is deterministic given its
     ``random_state``)."""
 
-    def __init__(self, size=32):
+    def __init__(self, size=64):
         self.size, self._store = size, {}
 
     @staticmethod
