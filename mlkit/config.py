@@ -83,7 +83,23 @@ class ProtocolSpec(_Strict):
     per label, the labelled set being the union of these draws), and splits the test part
     into a validation part (``validation_size`` of it, stratified for single-label targets)
     on which a method's ``grid`` is chosen, and the rest, which is scored; the model is
-    always fitted on the labelled samples only; see :func:`mlkit.experiment.make_splits`)."""
+    always fitted on the labelled samples only; see :func:`mlkit.experiment.make_splits`).
+
+    ``validation_size: 0`` (labelled only) gives no validation part: the whole test part is
+    scored, and a method's ``grid`` is then chosen as in the other protocols, by
+    ``grid_folds``-fold CV on its (labelled) training rows.
+
+    ``n_test`` (labelled only; optional) fixes the scored rows instead of the test part's
+    rest: every repeat draws ``n_test`` samples per class (multi-label targets: ``n_test``
+    positives and as many negatives per label, united) at random from the rows neither in
+    the labelled draw nor in the validation part. With ``validation_size > 0`` the test
+    part, the labelled draw from its complement and the validation part are drawn as above;
+    with ``validation_size: 0`` there is no test part at all: the ``n_labelled`` per class
+    are drawn from the whole dataset and the ``n_test`` per class from the rest (the
+    "training and test sets of fixed sizes, redrawn from the whole data every repetition"
+    protocol, e.g. HFSS Table 3; ``test_size`` then plays no role). A class with fewer than
+    ``n_labelled + n_test`` samples is an error. Without ``n_test`` the splits and the run
+    keys are those of the protocol before the field existed."""
 
     split: Literal["holdout", "cv", "predefined", "labelled"] = "holdout"
     test_size: float = Field(0.25, gt=0, lt=1)
@@ -93,7 +109,8 @@ class ProtocolSpec(_Strict):
     seed: int = Field(0, ge=0)
     # labelled only (a dataset's own `protocol:` may give n_labelled: 4, 6, 8 rows)
     n_labelled: Optional[int] = Field(None, ge=1)        # per class, or positives per label
-    validation_size: float = Field(0.2, gt=0, lt=1)      # share of the test part
+    validation_size: float = Field(0.2, ge=0, lt=1)      # share of the test part (0: none)
+    n_test: Optional[int] = Field(None, ge=1)            # scored rows per class (or label)
 
 
 class DatasetSpec(_Strict):

@@ -41,7 +41,8 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Split:
     """One train/test split: its repeat and fold numbers, indices and seed; ``validation``:
-    the rows a method's grid is chosen on (the ``labelled`` protocol), else None."""
+    the rows a method's grid is chosen on (the ``labelled`` protocol with
+    ``validation_size > 0``), else None."""
 
     repeat: int
     fold: int
@@ -107,23 +108,29 @@ def _stratified_take(labels, frac, rng):
     return np.sort(np.concatenate(take)).astype(np.int64)
 
 
-def _draw_labelled(target, n_labelled, rng, name):
-    """Positions of the labelled samples among ``target`` (the training part's targets):
-    ``n_labelled`` per class (1-D target), or ``n_labelled`` positives and as many negatives
-    per label, united (2-D 0/1 target). A class or label with too few -> MlkitError."""
+def _groups(target):
+    """(rows, description) of every class of a 1-D target, or of every label's positives and
+    negatives of a 2-D 0/1 target (the description has a ``{}`` for the count)."""
     target = np.asarray(target)
     if target.ndim == 2:            # (rows, what they are) per label: positives, negatives
-        groups = [(np.flatnonzero((target[:, j] > 0) == positive),
-                   f"label {j} has {{}} {'positives' if positive else 'negatives'}")
-                  for j in range(target.shape[1]) for positive in (True, False)]
-    else:
-        groups = [(np.flatnonzero(target == c), f"class {c} has {{}} samples")
-                  for c in np.unique(target)]
+        return [(np.flatnonzero((target[:, j] > 0) == positive),
+                 f"label {j} has {{}} {'positives' if positive else 'negatives'}")
+                for j in range(target.shape[1]) for positive in (True, False)]
+    return [(np.flatnonzero(target == c), f"class {c} has {{}} samples")
+            for c in np.unique(target)]
+
+
+def _draw_labelled(target, n_labelled, rng, name, *, where="in the training part",
+                   field="n_labelled", fix="lower n_labelled or test_size"):
+    """Positions of the labelled samples among ``target`` (the training part's targets):
+    ``n_labelled`` per class (1-D target), or ``n_labelled`` positives and as many negatives
+    per label, united (2-D 0/1 target). A class or label with too few -> MlkitError (its
+    text names ``where`` the rows were drawn from, the ``field`` and the ``fix``)."""
     picks = []
-    for rows, what in groups:
+    for rows, what in _groups(target):
         if len(rows) < n_labelled:
-            raise MlkitError(f"{name}: {what.format(len(rows))} in the training part, fewer "
-                             f"than n_labelled={n_labelled}; lower n_labelled or test_size")
+            raise MlkitError(f"{name}: {what.format(len(rows))} {where}, fewer "
+                             f"than {field}={n_labelled}; {fix}")
         picks.append(rng.choice(rows, n_labelled, replace=False))
     return np.unique(np.concatenate(picks))
 
@@ -132,29 +139,52 @@ def _labelled_splits(data, protocol):
     """The ``labelled`` protocol's splits (see :class:`mlkit.config.ProtocolSpec`): every
     repeat a random train/test division (stratified for a 1-D target), ``n_labelled`` drawn
     per class (or positives and negatives per label) from the training part, and the test
-    part divided into validation (``validation_size``) and scored rows."""
+    part divided into validation (``validation_size``; none when 0) and scored rows; with
+    ``n_test``, the scored rows are ``n_test`` per class (or positives and negatives per
+    label) drawn from the rows outside the labelled draw and the validation part, and with
+    ``n_test`` and ``validation_size: 0`` the labelled draw is from the whole dataset."""
     if protocol.n_labelled is None:
         raise MlkitError(f"{data.name}: split: labelled needs n_labelled (labelled samples per "
                          "class, or positives per label of a multi-label target)")
     target = np.asarray(data.target)
     single = target.ndim == 1
     n = len(data)
+    n_lab, n_test = protocol.n_labelled, protocol.n_test
+    with_val = protocol.validation_size > 0
+    if n_test is not None:
+        for rows, what in _groups(target):
+            if len(rows) < n_lab + n_test:
+                raise MlkitError(f"{data.name}: {what.format(len(rows))}, fewer than "
+                                 f"n_labelled + n_test = {n_lab} + {n_test}; lower them")
     splits = []
     for r in range(protocol.repeats):
         seed = _seed(protocol.seed, r)
         rng = np.random.default_rng(seed)
-        if single:
-            test = _stratified_take(target, protocol.test_size, rng)
+        val = None
+        if n_test is not None and not with_val:     # both draws from the whole dataset
+            train = _draw_labelled(target, n_lab, rng, data.name, where="in the dataset")
+            test = None
         else:
-            test = np.sort(rng.permutation(n)[:int(round(protocol.test_size * n))])
-        pool = np.setdiff1d(np.arange(n), test)
-        train = pool[_draw_labelled(target[pool], protocol.n_labelled, rng, data.name)]
-        if single:
-            val = test[_stratified_take(target[test], protocol.validation_size, rng)]
+            if single:
+                test = _stratified_take(target, protocol.test_size, rng)
+            else:
+                test = np.sort(rng.permutation(n)[:int(round(protocol.test_size * n))])
+            pool = np.setdiff1d(np.arange(n), test)
+            train = pool[_draw_labelled(target[pool], n_lab, rng, data.name)]
+            if with_val and single:
+                val = test[_stratified_take(target[test], protocol.validation_size, rng)]
+            elif with_val:
+                k = max(1, int(round(protocol.validation_size * len(test))))
+                val = np.sort(rng.permutation(test)[:k])
+        if n_test is None:
+            scored = test if val is None else np.setdiff1d(test, val)
         else:
-            k = max(1, int(round(protocol.validation_size * len(test))))
-            val = np.sort(rng.permutation(test)[:k])
-        scored = np.setdiff1d(test, val)
+            used = train if val is None else np.concatenate([train, val])
+            rest = np.setdiff1d(np.arange(n), used)
+            scored = rest[_draw_labelled(
+                target[rest], n_test, rng, data.name, field="n_test",
+                where="outside the labelled draw and the validation part",
+                fix="lower n_test, n_labelled or validation_size")]
         splits.append(Split(r, 0, train, scored, _seed(seed, 0), validation=val))
     return splits
 
@@ -218,10 +248,13 @@ def _run_key(spec, dataset, method, split):
 
 def _protocol_key(protocol):
     """The protocol fields that determine a run's numbers (the labelled protocol's own
-    fields only for it, so the records of the other protocols keep their keys)."""
+    fields only for it, and ``n_test`` only when given, so the records of the other
+    protocols and of the labelled runs without it keep their keys)."""
     exclude = {"repeats"}
     if protocol.split != "labelled":
-        exclude |= {"n_labelled", "validation_size"}
+        exclude |= {"n_labelled", "validation_size", "n_test"}
+    elif protocol.n_test is None:       # the labelled runs made before n_test existed
+        exclude.add("n_test")
     return protocol.model_dump(mode="json", exclude=exclude)
 
 
