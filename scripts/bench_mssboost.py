@@ -46,22 +46,32 @@ COLLECTIONS = {
     "scene": ("scene", {}),
 }
 
+#: Each collection's dataset label in configs/mssboost/{selection,table2}.yaml.
+CONFIG_LABELS = {"trecvid-style": "TRECVID-style", "corel5k-top39": "corel5k-top39",
+                 "scene": "scene"}
+
 #: Where the settings come from: the run records of ``mlkit reproduce mssboost/selection``
 #: (the mssboost-settings method, Sec. 6.2.1's 2-fold CV on the training part of the same
 #: seed-0 split), the values table2.yaml uses.
-SELECTION_RUNS = (Path(__file__).resolve().parent.parent / "results" / "mssboost" / "selection"
-                  / "runs")
+SELECTION = Path(__file__).resolve().parent.parent / "results" / "mssboost" / "selection"
 KEYS = ("baseline_gamma", "baseline_C", "gamma", "C", "rd", "rf")
 
 
-def selected_settings(label):
-    """The settings mssboost/selection chose for ``label`` (its committed run record)."""
-    found = sorted(SELECTION_RUNS.glob(f"{label}/*/r00-f00.json"))
+def selected_settings(label, selection=SELECTION):
+    """The settings mssboost/selection chose for ``label``: the record its manifest names
+    (so a stale record of an older config, left beside it, is never read)."""
+    from mlkit.experiment import manifest_records
+
+    want = CONFIG_LABELS[label]
+    try:
+        records = manifest_records(selection)
+    except (OSError, ValueError, KeyError):
+        records = []
+    found = [r for r in records if r["dataset"] == want]
     if not found:
-        raise SystemExit(f"no selection record for {label} under {SELECTION_RUNS}: run "
+        raise SystemExit(f"no selection record for {want} under {selection}: run "
                          "`mlkit reproduce mssboost/selection`, or pass --select / --settings")
-    model = json.loads(found[0].read_text())["model"]
-    return {k: model[k] for k in KEYS}
+    return {k: found[0]["model"][k] for k in KEYS}
 
 
 GRIDS = {
