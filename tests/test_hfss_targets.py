@@ -22,7 +22,8 @@ from mlkit.papers.hfss.data import (all_pairs, choose_pair, hfss_accuracy, load_
                                     whole_split)
 from mlkit.datasets import load_dataset
 from mlkit.papers.hfss.renderers import (ensemble_summary, normalised_goodness,
-                                        oob_test_pairs, problem_average_accuracy, roughness)
+                                        oob_test_pairs, per_class_sizes,
+                                        problem_average_accuracy, roughness)
 
 from .conftest import CONFIGS
 
@@ -46,7 +47,8 @@ def _tiny(root, source, source_params, classes, pair="auto"):
                      "methods": {k: v for k, v in rounds.items() if k != "HFSS (forward)"}},
         "fig3": {"datasets": [ds(source, pair=pair)], "methods": rounds},
         "table3": {"protocol": {"repeats": 2},
-                   "datasets": [dict(ds(f"{source} n={n}", per_class=n), role=role)
+                   "datasets": [dict(ds(f"{source} n={n}"), role=role,
+                                     protocol={"n_labelled": n // 2, "n_test": n // 2})
                                 for n, role in ((20, "20 (10+10)"), (10, "50 (25+25)"))],
                    "methods": {"full ensemble": {"params": {"n_rounds": 3}},
                                "bestK": {"params": {"n_rounds": 3}}}},
@@ -313,6 +315,42 @@ def test_per_problem_test_accuracy_is_used_when_recorded():
     assert mean == pytest.approx(77.5) and sd == pytest.approx(np.std([85, 70], ddof=1))
     assert ensemble_summary([rec([0.9, 0.8])])["test_problems"] is None
     assert oob_test_pairs([rec([0.9])]).shape == (0, 2)
+
+
+def test_table3_config_draws_the_papers_sizes_from_the_whole_dataset():
+    """Every row of the shipped Table 3 (full and quick) trains on n/2 + n/2 and tests on
+    n/2 + n/2 of a problem, drawn afresh from the whole dataset every repetition; checked on
+    the synthetic rows (no data needed): the role's "n (a+b)" gives a."""
+    from mlkit.targets import resolve_target, target_spec
+
+    for quick in (False, True):
+        spec = target_spec(resolve_target("hfss/table3"), quick=quick)[0]
+        synth = [d for d in spec.datasets if d.name == "hfss-synthetic"]
+        assert {d.role for d in synth} == {"100 (50+50)", "50 (25+25)", "20 (10+10)"}
+        for d in synth:
+            p = d.protocol_over(spec.protocol)
+            half = int(re.search(r"\((\d+)\+", d.role).group(1))
+            assert (p.split, p.n_labelled, p.n_test, p.validation_size) == \
+                ("labelled", half, half, 0)
+            assert hfss_claims.training_size(d, spec.protocol) == 2 * half
+            data = load_dataset(d.name, params={**d.params, "size_scale": 0.4})
+            splits = make_splits(data, p.model_copy(update={"repeats": 2}))
+            for s in splits:
+                np.testing.assert_array_equal(np.bincount(data.y[s.train]), half)
+                np.testing.assert_array_equal(np.bincount(data.y[s.test]), half)
+                assert not set(s.train) & set(s.test) and s.validation is None
+            assert set(splits[0].train) != set(splits[1].train)
+            assert per_class_sizes(p, data) == (half, half)
+
+
+def test_table3_sizes_of_a_stratified_split():
+    from mlkit.datasets._containers import MultiViewDataset
+
+    y = np.repeat([0, 1], [30, 12])
+    data = MultiViewDataset(name="t", views=[np.zeros((42, 1))], view_names=["a"], y=y)
+    # the smallest class (12) split in halves: 6 + 6
+    assert per_class_sizes(ProtocolSpec(split="holdout", test_size=0.5), data) == (6, 6)
+    assert per_class_sizes(ProtocolSpec(split="holdout", test_size=0.25), data) == (9, 3)
 
 
 def test_table3_entry_averages_each_problem_over_repetitions_first():

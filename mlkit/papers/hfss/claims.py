@@ -7,7 +7,7 @@ import functools
 import numpy as np
 
 from ..._io import read_json
-from ...config import DatasetSpec
+from ...config import DatasetSpec, ProtocolSpec
 from ...registry import DATASETS
 from ...targets import resolve_target, saved_results, target_spec
 from ...verify import ClaimResult, register_claim
@@ -17,13 +17,27 @@ from .renderers import (BESTK, FULL, PCA, _by, curves_of, ensemble_summary,
 PAPER = "hfss"
 
 
+def _source(d):
+    """The registered dataset a config's dataset draws from (hfss-subset: its ``source``)."""
+    return (d.params or {}).get("source", d.name) if d.name == "hfss-subset" else d.name
+
+
+def training_size(d, protocol):
+    """Table 3's size of a dataset row: the training samples of one one-vs-one problem
+    (2 x ``n_labelled`` of the labelled protocol; an hfss-subset's ``per_class`` kept
+    samples, split 50/50, in configs made before it)."""
+    p = d.protocol_over(protocol)
+    if p.split == "labelled" and p.n_labelled is not None:
+        return 2 * p.n_labelled
+    return int(d.params["per_class"])
+
+
 def real_datasets(out_dir):
     """Labels of the real (not synthetic) datasets of a saved run, from its manifest."""
     out = []
     for raw in read_json(out_dir / "manifest.json")["config"]["datasets"]:
         d = DatasetSpec.model_validate(raw)
-        name = (d.params or {}).get("source", d.name) if d.name == "hfss-subset" else d.name
-        if not DATASETS.entry(name).meta.get("synthetic", False):
+        if not DATASETS.entry(_source(d)).meta.get("synthetic", False):
             out.append(d.display)
     return out
 
@@ -221,13 +235,14 @@ def claim_3(runs, th):
 def claim_4(runs, th):
     records, out_dir = runs["table3"]
     cfg = read_json(out_dir / "manifest.json")["config"]
+    protocol = ProtocolSpec.model_validate(cfg["protocol"])
     ok, parts = True, []
     by_source = {}
     for raw in cfg["datasets"]:
         d = DatasetSpec.model_validate(raw)
-        src = d.params.get("source")
         if d.display in real_datasets(out_dir):
-            by_source.setdefault(src, []).append((int(d.params["per_class"]), d.display))
+            by_source.setdefault(_source(d), []).append(
+                (training_size(d, protocol), d.display))
     for src, sizes in sorted(by_source.items()):
         sizes.sort(reverse=True)
         acc, kinds = {}, set()

@@ -527,6 +527,21 @@ def problem_average_accuracy(recs):
     return _ms(per_problem) if per_problem.size else None
 
 
+def _fixed_sizes(protocol):
+    """Whether the protocol draws fixed numbers per class (``labelled`` with ``n_test``)."""
+    return protocol.split == "labelled" and protocol.n_test is not None
+
+
+def per_class_sizes(protocol, data):
+    """(training, test) samples per class of one repetition: ``n_labelled`` and ``n_test``
+    of the labelled protocol, else the smallest class's shares of a stratified split."""
+    if _fixed_sizes(protocol):
+        return protocol.n_labelled, protocol.n_test
+    smallest = np.bincount(np.asarray(data.y)).min()
+    k = int(round(smallest * (1 - protocol.test_size)))
+    return k, int(smallest - k)
+
+
 @register_renderer("hfss/table3", options=_Options)
 def render_table3(result, out_dir, spec):
     """Table 3: small training sets; one-shot SVM vs full ensemble vs bestK (test accuracy)."""
@@ -540,12 +555,11 @@ def render_table3(result, out_dir, spec):
             pp = problem_average_accuracy(recs)
             multi = _ms([r["metrics"]["accuracy"] for r in recs])
             pv = _paper(spec, run_spec, ds.display, m.display, "accuracy", role=ds.role)
-            data = result.datasets[ds.display]
-            test_size = ds.protocol_over(run_spec.protocol).test_size
-            # samples per class in a training part (stratified): the smallest class's share
-            k = int(round(np.bincount(np.asarray(data.y)).min() * (1 - test_size)))
+            k, t = per_class_sizes(ds.protocol_over(run_spec.protocol),
+                                   result.datasets[ds.display])
             rows.append({"dataset": ds.display, "paper's size": ds.role or "-",
                          "train per problem (ours)": f"{k}+{k}",
+                         "test per problem (ours)": f"{t}+{t}",
                          "method": m.display, "paper %": _pcell(pv),
                          "ours % (per problem)": format_mean_ci(*pp, 2) if pp else "-",
                          "ours % (multi-class)": format_mean_ci(*multi, 2),
@@ -554,13 +568,18 @@ def render_table3(result, out_dir, spec):
             if pp:
                 figures[f"accuracy.{ds.display}.{m.display}"] = pp[0]
             figures[f"multiclass.{ds.display}.{m.display}"] = multi[0]
+    fixed = all(_fixed_sizes(ds.protocol_over(run_spec.protocol)) for ds in run_spec.datasets)
+    how = ("Each repetition draws, seeded and independently of the others, the training "
+           "samples of every class from the whole dataset and the test samples of every class "
+           "from the rest (the paper's protocol; the columns train/test per problem give "
+           "them per class of a problem)" if fixed else
+           "Each repetition splits the dataset's rows stratified into a training and a test "
+           "part (a dataset restricted to per_class samples of every class keeps them for "
+           "every repetition; the columns give the smallest class's share)")
     caption = (f"{spec.title}. Ours per problem: every one-vs-one problem's test accuracy "
                f"averaged over the {run_spec.protocol.repeats} repetitions, then mean ± sd over "
                "the problems (the paper's statistic); multi-class: the one-vs-one vote's test "
-               "accuracy over all classes, mean ± sd over the repetitions. Each repetition keeps "
-               "per_class samples of every class (seeded; a class with fewer keeps all of "
-               "them) and splits them 50/50 stratified, so a problem trains on half of each "
-               "class's kept samples (the column train per problem) and tests on as many; the "
+               f"accuracy over all classes, mean ± sd over the repetitions. {how}; the "
                "paper's numbers (its private data) stand beside the rows of the same size. "
                f"{provenance_caption(result)} {spec.options.caption}").strip()
     text = write_table(pd.DataFrame(rows), out_dir, caption)
