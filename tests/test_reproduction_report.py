@@ -30,6 +30,7 @@ datasets:
   - {{name: mssboost-synthetic, label: synth}}
   - {{name: scene, role: Consumer}}
   - {{name: corel5k}}
+  - {{name: musk1}}
   - {{name: nus-animal, role: NUS-WIDE, when_present: true}}
 methods:
   - {{name: rsbag, label: A}}
@@ -37,6 +38,7 @@ methods:
 metrics: [hamming_error]
 reported:
   synth: {{A: {{hamming_error: 0.25}}}}
+  musk1: {{A: {{hamming_error: 0.5}}}}
 """
 
 TITLES = {"table1": "Toy Table 1", "fig1": "Toy Fig. 1", "fig2": "Toy Fig. 2"}
@@ -50,7 +52,7 @@ def _manifest(target):
             "runs": [{"key": "k1", "fit_s": 1.5, "predict_s": 0.5},
                      {"key": "k2", "fit_s": 2.0, "predict_s": 0.0}],
             "datasets": {"synth": {"synthetic": True}, "scene": {"synthetic": False},
-                         "corel5k": {"synthetic": False}}}
+                         "corel5k": {"synthetic": False}, "musk1": {"synthetic": False}}}
 
 
 def _write_result(out, target, rows, figures, png=False, records=False):
@@ -112,11 +114,14 @@ def toy(tmp_path, monkeypatch):
     monkeypatch.setenv("MLKIT_RESULTS", str(results))
     rows = [
         {"dataset": "synth", "method": "A", "score (paper)": "0.250 ± 0.010",
-         "score (ours)": "0.262 ± 0.004", "models (paper)": "> 20", "models (ours)": 13},
+         "score (ours)": "0.262 ± 0.004", "models (paper)": "> 20", "models (ours)": 13,
+         "positives (paper)": 200, "positives (ours)": 197},
         {"dataset": "synth", "method": "B", "score (paper)": 0.3,
          "score (ours)": "0.310 ± 0.020", "models (paper)": None, "models (ours)": 9},
         {"dataset": "scene", "method": "A", "score (paper)": 70.0, "score (ours)": 73.0,
          "models (paper)": None, "models (ours)": 4},
+        {"dataset": "musk1", "method": "A", "score (paper)": "0.500 ± 0.010",
+         "score (ours)": "0.505", "models (paper)": None, "models (ours)": 3},
     ]
     _write_result(results / PAPER / "table1", f"{PAPER}/table1", rows,
                   {"score.synth.A": 0.262, "score.synth.B": 0.31}, png=True, records=True)
@@ -220,41 +225,50 @@ def test_page_status_differences_claims_and_environment(toy):
     status = {t.artifact: t.status for t in rep.targets}
     assert status == {"table1": "full run", "fig1": "quick run only", "fig2": "not run"}
 
-    # summary: 1 of 3 targets (quick never counts); cells on the paper's data (synth, no
-    # role) 1 of 2, on substitute data (scene, role Consumer) 0 of 1; 2 of 5 claims
-    assert summary_numbers(reports)[PAPER] == (1, 3, 1, 2, 0, 1, 2, 5)
+    # summary: 1 of 3 targets (quick never counts); cells on the paper's data (musk1: real,
+    # no role) 1 of 1; on substitute data 1 of 3: scene (role Consumer) and synth (a
+    # generator rebuilt from the paper's text counts with the stand-ins; its random count of
+    # positives is shown, not counted); 2 of 5 claims
+    assert summary_numbers(reports)[PAPER] == (1, 3, 1, 1, 1, 3, 2, 5)
     summary = text[text.index("## Summary"):text.index('<a id="reprotoy">')]
     assert ("| cells on the paper's data within spread | cells on substitute data within "
             "spread |") in summary
-    assert "| 1 / 3 (1 quick only) | 1 / 2 | 0 / 1 |" in summary
+    assert "| 1 / 3 (1 quick only) | 1 / 1 | 1 / 3 |" in summary
     assert "2 / 5 (1 ERROR, 1 NOT RUN, 1 PASS on quick results)" in summary
     assert "**cells on substitute data within spread**: the same for rows" in summary
 
     overview = text[text.index('<a id="reprotoy">'):text.index("### Claims")]
-    assert ("| [`table1`](#reprotoy-table1) | Toy Table 1 | full run | 1 / 2 (paper's data); "
-            "0 / 1 (substitute) | the paper's synthetic data; real substitute; real, for "
-            "reference; the paper's data not run (files absent) |") in overview
+    assert ("| [`table1`](#reprotoy-table1) | Toy Table 1 | full run | 1 / 1 (paper's data); "
+            "1 / 3 (substitute) | synthetic, reconstructed from the paper's text; real "
+            "substitute; real, for reference; the paper's data; the paper's data not run "
+            "(files absent) |") in overview
     assert "| *quick* run only | 1 / 1 (substitute) (quick) |" in overview
     assert "| [`fig2`](#reprotoy-fig2) | Toy Fig. 2 | not run | - |" in overview
 
     table1 = _section(text, f"{PAPER}/table1")
     # the paper's ± is the tolerance: +0.012 is outside 0.010, marked
-    assert ("| synth | A | score | paper's | 0.250 ± 0.010 | 0.262 ± 0.004 | **+0.012** ✗ "
+    assert ("| synth | A | score | substitute | 0.250 ± 0.010 | 0.262 ± 0.004 | **+0.012** ✗ "
             "| ±0.010 (paper) |") in table1
+    assert ("| musk1 | A | score | paper's | 0.500 ± 0.010 | 0.505 | +0.005 "
+            "| ±0.010 (paper) |") in table1
+    # a count drawn by a generator has no exact value: shown, not counted
+    assert ("| synth | A | positives | substitute | 200 | 197 | -3 "
+            "| not counted (a count of a random draw) |") in table1
     # no spread: 2 points on the scale of the paper's number (0.02 for fractions), exact
     # for a whole number; a row on a stand-in is shown as such
-    assert ("| synth | B | score | paper's | 0.300 | 0.310 ± 0.020 | +0.010 "
+    assert ("| synth | B | score | substitute | 0.300 | 0.310 ± 0.020 | +0.010 "
             "| ±0.02 (2 points) |") in table1
     assert ("| scene | A | score | substitute | 70 | 73 | **+3** ✗ "
             "| exact (whole number) |") in table1
-    assert "| synth | A | models | paper's | > 20 | 13 | not compared |  |" in table1
+    assert "| synth | A | models | substitute | > 20 | 13 | not compared |  |" in table1
     assert "| synth | B | models |" not in table1           # the paper gives no number
     assert "![reprotoy/table1: table1.png](results/reprotoy/table1/table1.png)" in table1
     assert "[table.md](results/reprotoy/table1/table.md)" in table1
-    assert ("Data: `synth` (mssboost-synthetic): the paper's data (synthetic: its "
-            "construction, regenerated); `scene`: real substitute in the role of `Consumer`; "
+    assert ("Data: `synth` (mssboost-synthetic): synthetic, reconstructed from the paper's "
+            "text (counted with the stand-ins); `scene`: real substitute in the role of `Consumer`; "
             "`corel5k`: real, for reference (no role: it stands in for no data the paper "
-            "reports); `nus-animal`: the paper's data: not run (files absent).") in table1
+            "reports); `musk1`: the paper's data; `nus-animal`: the paper's data: not run (files "
+            "absent).") in table1
     assert "| `score.synth.A` | 0.262 |" in table1              # summary.json's figures
 
     fig1 = _section(text, f"{PAPER}/fig1")
@@ -300,7 +314,7 @@ def test_a_failing_claim_is_shown_and_not_counted(toy):
     summary.write_text(json.dumps(data))
     text, reports = _page(toy)
     assert "| 1 | **FAIL** | claim on table1 | score 0.500" in text
-    assert summary_numbers(reports)[PAPER][4] == 0
+    assert summary_numbers(reports)[PAPER][6:] == (1, 5)    # claim 5 alone passes now
 
 
 def test_check_fails_after_a_summary_is_edited(toy):
@@ -348,14 +362,14 @@ def test_the_readme_row_follows_the_page(toy):
     assert res.exit_code == 0, res.output
     assert (toy / "REPRODUCTION.md").is_file()
     row = readme.read_text().splitlines()[2]
-    assert row.startswith(README_ROW) and " of " in row and "targets reproduced" in row
+    assert row.startswith(README_ROW) and " of " in row and "targets run in full" in row
     readme.write_text(readme.read_text().replace(row, f"{README_ROW}: stale |"))
     stale = runner.invoke(cli, ["report", "--check"])
     assert stale.exit_code == 1 and "README.md differs" in stale.stderr
 
 
 def test_readme_row_numbers():
-    assert ("4 of 25 targets reproduced in full; table cells within the paper's spread: 7 of "
+    assert ("4 of 25 targets run in full; table cells within the paper's spread: 7 of "
             "16 on the paper's own data, 3 of 40 on substitute data (a different dataset in "
             "the paper's role); 0 of 16 claims passing") in readme_row((4, 25, 7, 16, 3, 40,
                                                                        0, 16))

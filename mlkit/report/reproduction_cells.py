@@ -75,8 +75,9 @@ def _number(text):
 
 
 PERCENT, FRACTION, WHOLE, UNSCALED = "percent", "fraction", "whole number", "no scale"
+WHOLE_TOLERANCE = "exact (whole number)"
 _TOLERANCE = {PERCENT: (2.0, "±2 (2 points)"), FRACTION: (0.02, "±0.02 (2 points)"),
-              WHOLE: (0.5, "exact (whole number)"),
+              WHOLE: (0.5, WHOLE_TOLERANCE),
               UNSCALED: (None, "not counted (no scale for 2 points)")}
 
 

@@ -62,18 +62,20 @@ def _summary(reports):
     rows.append(["**all papers**", f"**{_ratio(t, nt)}**", f"**{_ratio(c, nc)}**",
                  f"**{_ratio(s, ns)}**", f"**{_ratio(p, npass)}**"])
     lines = ["## Summary", ""]
-    lines += _table(["paper", "targets reproduced (full run)",
+    lines += _table(["paper", "targets run in full",
                      "cells on the paper's data within spread",
                      "cells on substitute data within spread", "claims passing"], rows)
     lines += [
         "",
-        "* **targets reproduced**: registered targets (`mlkit list targets`) with results of "
-        "the full protocol. Results of the `--quick` settings alone are shown, labelled "
+        "* **targets run in full**: registered targets (`mlkit list targets`) with results of "
+        "the full protocol, whatever their numbers say. Results of the `--quick` settings alone are shown, labelled "
         "*quick*, and never counted.",
         "* **cells on the paper's data within spread**: the table cells of full runs where "
-        "the paper prints a number and our row ran on the paper's own data (a config dataset "
-        "with no `role:`, or marked `when_present`: the paper's data, run when its files are "
-        "at hand). This column is the reproduction proper. (In a target whose datasets have "
+        "the paper prints a number and our row ran on the paper's own real data (a config "
+        "dataset with no `role:`, or marked `when_present`: the paper's data, run when its "
+        "files are at hand). This column is the reproduction proper. A generator rebuilt "
+        "from the paper's text is our reconstruction, not the paper's data: its rows count "
+        "with the stand-ins. (In a target whose datasets have "
         "roles, one without a role and without a paper number of its own is shown *for "
         "reference*.)",
         "* **cells on substitute data within spread**: the same for rows that ran on a stand-in "
@@ -87,7 +89,8 @@ def _summary(reports):
         "and the paper's number, never from ours: ±2 on a percentage (a `%` in the column "
         "or the config's `report.scale: 100`), ±0.02 on a fraction (the paper prints a "
         "number within [-1, 1] with decimals), exact (ours rounded to units) for a whole "
-        "number (a count or an index, where ±2 could not fail), and not counted for any "
+        "number (a count or an index, where ±2 could not fail; on synthetic data a count of "
+        "a random draw has no exact value, and is not counted), and not counted for any "
         "other number (a decimal above 1 in its own unit, e.g. a mean dimension): its "
         f"difference is shown. {OUTSIDE} marks a difference outside the tolerance.",
         "* **claims passing**: the verdicts of `mlkit verify PAPER` that PASS on full "
