@@ -3,8 +3,9 @@
 The paper's image-blob data are private: every target runs on the real grouped-feature
 datasets (mfeat, msrc-v1, scene15, leaves100 with 19 classes) and on ``hfss-synthetic`` (the
 paper's 83-D / 9-subspace layout, synthetic), each caption saying which. ``data`` registers
-the one-problem / small-sample views of a dataset (``hfss-subset``) and the score-type
-accuracy the runner's test curves need; ``renderers`` the figures and special tables;
+the one-problem / class-subset views of a dataset (``hfss-subset``) and the score-type
+accuracy the runner's test curves need (Table 3's small samples are the runner's
+``split: labelled`` with ``n_test``, drawn from the whole dataset every repetition); ``renderers`` the figures and special tables;
 ``claims`` the paper's claims 1-4 (``mlkit verify hfss``).
 """
 

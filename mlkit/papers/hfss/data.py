@@ -2,7 +2,9 @@
 
 ``hfss-subset`` loads a registered grouped-feature dataset and keeps either one binary
 problem (``pair``: two class names or indices, or ``"auto"``, the rule below; Figs. 3 and
-5-7) or a few samples per class (``per_class``, Table 3's small training sets), relabelled
+5-7) and/or some classes, and optionally a few samples per class (``per_class``, drawn
+once; Table 3 no longer uses it: its training and test samples are redrawn from the whole
+dataset every repetition by the runner's ``split: labelled`` with ``n_test``), relabelled
 0..C-1 (class names kept).
 
 The paper's one problem is "sea water vs remnant" (1689 vs 837 blobs: a large pair with a size
@@ -238,6 +240,6 @@ register_dataset("hfss-subset", load_hfss_subset, kind="multi-view", synthetic=F
                  paper="hfss",
                  summary="a grouped-feature dataset restricted to one class pair (named, or "
                          "'auto': the hardest pair by a training-part proxy) or a few "
-                         "samples per class (HFSS Figs. 3-7, Table 3)")
+                         "samples per class (HFSS Figs. 3-7)")
 METRICS.register("hfss_accuracy", hfss_accuracy, needs="score", greater_is_better=True,
                  label="accuracy")
