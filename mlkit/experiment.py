@@ -189,6 +189,21 @@ def _labelled_splits(data, protocol):
     return splits
 
 
+def cv_splitter(n_folds, random_state, stratified=False):
+    """The one K-fold splitter of mlkit (shuffled, seeded): ``StratifiedKFold`` when
+    ``stratified``, else ``KFold``. The runner's ``cv`` protocol, its inner grid searches,
+    MSSBoost's selection and HFSS's pair rule all draw their folds here."""
+    cls = StratifiedKFold if stratified else KFold
+    return cls(n_splits=n_folds, shuffle=True, random_state=random_state)
+
+
+def cv_folds(n, n_folds, random_state, stratify=None):
+    """[(train, test)] index arrays of :func:`cv_splitter`'s folds of ``n`` rows, stratified
+    by the labels ``stratify`` when given."""
+    splitter = cv_splitter(n_folds, random_state, stratified=stratify is not None)
+    return list(splitter.split(np.zeros((n, 1)), stratify))
+
+
 def make_splits(data, protocol):
     """All train/test splits of a protocol, each with its own seed (numpy SeedSequence).
 
@@ -213,11 +228,11 @@ def make_splits(data, protocol):
         rs = seed % (2**31)
         if protocol.split == "holdout":
             cls = StratifiedShuffleSplit if strat is not None else ShuffleSplit
-            splitter = cls(n_splits=1, test_size=protocol.test_size, random_state=rs)
+            folds = cls(n_splits=1, test_size=protocol.test_size, random_state=rs).split(
+                np.zeros((n, 1)), strat)
         else:
-            cls = StratifiedKFold if strat is not None else KFold
-            splitter = cls(n_splits=protocol.n_folds, shuffle=True, random_state=rs)
-        for f, (tr, te) in enumerate(splitter.split(np.zeros((n, 1)), strat)):
+            folds = cv_folds(n, protocol.n_folds, rs, stratify=strat)
+        for f, (tr, te) in enumerate(folds):
             splits.append(Split(r, f, tr, te, _seed(seed, f)))
     return splits
 
@@ -284,7 +299,7 @@ def build_estimator(method, split, estimator_class=None):
         scorer = make_scorer(entry.obj, greater_is_better=entry.meta["greater_is_better"],
                              response_method="decision_function"
                              if entry.meta["needs"] == "score" else "predict")
-        cv = KFold(method.grid_folds, shuffle=True, random_state=seed)
+        cv = cv_splitter(method.grid_folds, seed)
         est = GridSearchCV(est, method.grid, cv=cv, scoring=scorer, error_score="raise")
     return est
 

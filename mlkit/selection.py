@@ -7,8 +7,8 @@ import warnings
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
-from sklearn.model_selection import KFold
 
+from .experiment import cv_folds
 from .metrics import mean_average_precision_score
 
 __all__ = ["smallest_ratios_reaching", "select_baseline", "select_base_model",
@@ -28,11 +28,6 @@ def smallest_ratios_reaching(grid, threshold):
 
 
 # -- MSSBoost's settings as the paper selects them (Sec. 6.2.1) -----------------------------
-def _folds(n, n_folds, random_state):
-    return list(KFold(n_splits=n_folds, shuffle=True, random_state=random_state).split(
-        np.zeros((n, 1))))
-
-
 def _fold_score(estimator, X, Y, train, test):
     """Mean-AP of ``estimator`` fitted on ``train`` and scored on ``test``, and the fitted
     model's support-vector fraction when it has one (else None)."""
@@ -105,7 +100,7 @@ def select_baseline(X, Y, *, gamma_grid, C_grid, n_folds=2, random_state=0, n_jo
 
     est = BaselineSVM() if baseline is None else baseline
     settings = [{"gamma": float(g), "C": float(c)} for g in gamma_grid for c in C_grid]
-    rows = _cv_grid(est, X, Y, settings, _folds(len(Y), n_folds, random_state), n_jobs)
+    rows = _cv_grid(est, X, Y, settings, cv_folds(len(Y), n_folds, random_state), n_jobs)
     best = _best(rows)
     return {"gamma": best["gamma"], "C": best["C"], "mean_ap": best["mean_ap"], "grid": rows}
 
@@ -129,7 +124,7 @@ def select_base_model(X, Y, *, rd, rf, gamma_grid, C_grid, n_folds=2, random_sta
     est = Subspace(random_state=random_state) if estimator is None else estimator
     est = clone(est).set_params(rd=rd, rf=rf)
     settings = [{"gamma": float(g), "C": float(c)} for g in gamma_grid for c in C_grid]
-    rows = _cv_grid(est, X, Y, settings, _folds(len(Y), n_folds, random_state), n_jobs)
+    rows = _cv_grid(est, X, Y, settings, cv_folds(len(Y), n_folds, random_state), n_jobs)
     best = _best(rows)
     return {"gamma": best["gamma"], "C": best["C"], "mean_ap": best["mean_ap"], "grid": rows}
 

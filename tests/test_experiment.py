@@ -87,6 +87,28 @@ def test_splits_are_fresh_per_repeat_and_cover_the_data():
                                   np.arange(1000))
 
 
+def test_one_fold_helper_stratified_or_not_partitions_the_rows():
+    """cv_folds (the runner's cv protocol, MSSBoost's selection, HFSS's pair rule): K
+    disjoint test parts covering every row once, the same for the same seed, another for
+    another seed; stratified folds keep each class's share within one row."""
+    from mlkit.experiment import cv_folds
+
+    y = np.repeat([0, 1, 2], [30, 12, 9])
+    for stratify in (None, y):
+        folds = cv_folds(len(y), 3, 7, stratify=stratify)
+        assert len(folds) == 3
+        np.testing.assert_array_equal(np.sort(np.concatenate([te for _, te in folds])),
+                                      np.arange(len(y)))
+        assert all(np.intersect1d(tr, te).size == 0 and len(tr) + len(te) == len(y)
+                   for tr, te in folds)
+        again = cv_folds(len(y), 3, 7, stratify=stratify)
+        assert all(np.array_equal(a[1], b[1]) for a, b in zip(folds, again))
+        other = cv_folds(len(y), 3, 8, stratify=stratify)
+        assert not all(np.array_equal(a[1], b[1]) for a, b in zip(folds, other))
+    for _, te in cv_folds(len(y), 3, 7, stratify=y):
+        assert np.all(np.abs(np.bincount(y[te], minlength=3) - np.bincount(y) / 3) <= 1)
+
+
 def test_dask_backend_on_a_local_cluster_gives_the_same_numbers(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     spec = load_spec(FIG4, overrides=SMALL[:2] + ["methods.RSBag.params.n_estimators=5"])
