@@ -418,18 +418,34 @@ def _model_description(est):
     return _jsonable(dict(extras))
 
 
+def check_method_parameters(method, dataset_name, estimator_class=None):
+    """A config's bad parameter value (its ``params`` or any point of its ``grid``) as one
+    user error, before anything is fitted: each setting goes through the estimator's own
+    parameter validation. A parameter error raised later, inside a fit, comes from a value
+    the method computed: a bug, reported as a failed run with its traceback."""
+    from sklearn.model_selection import ParameterGrid
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    cls = estimator_class or METHODS.get(method.name)
+    for setting in (ParameterGrid(method.grid) if method.grid else [{}]):
+        est = cls(**method.params).set_params(**setting)
+        if not hasattr(est, "_parameter_constraints"):    # declares no constraints
+            return
+        try:
+            est._validate_params()
+        except InvalidParameterError as exc:
+            msg = " ".join(str(exc).split())
+            raise MlkitError(f"{method.display} on {dataset_name}: {msg}") from None
+
+
 def _fit_and_score(data, method, split, metric_names, curves, estimator_class=None):
     """:func:`_fit_and_score_run` with any exception turned into :class:`RunFailed`
     naming the run and carrying its traceback (a failure inside a method is a bug)."""
     import traceback
 
-    from sklearn.utils._param_validation import InvalidParameterError
-
+    check_method_parameters(method, data.name, estimator_class)
     try:
         return _fit_and_score_run(data, method, split, metric_names, curves, estimator_class)
-    except InvalidParameterError as exc:       # a bad value in the config: a user error
-        msg = " ".join(str(exc).split())
-        raise MlkitError(f"{method.display} on {data.name}: {msg}") from None
     except MlkitError as exc:
         raise MlkitError(f"{method.display} on {data.name}, split {split.name}: "
                          f"{exc}") from None

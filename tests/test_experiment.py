@@ -71,6 +71,38 @@ def test_records_are_written_atomically(tmp_path):
     assert len(recs[0]["curves"]["hamming_error"]) == 5
 
 
+def test_a_bad_parameter_value_is_a_user_error_before_any_fit_and_one_inside_a_fit_a_bug(
+        tmp_path, monkeypatch):
+    """A config value the estimator rejects (in its params or anywhere in its grid) is one
+    user error naming the method, before anything is fitted; the same exception raised from
+    inside a fit comes from a value the method computed: a failed run with its traceback."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from mlkit._errors import MlkitError, RunFailed
+    from mlkit.methods.mssboost import MSSBoost
+
+    fits = {"n": 0}
+    fit = MSSBoost.fit
+
+    def counting(self, X, Y):
+        fits["n"] += 1
+        return fit(self, X, Y)
+
+    monkeypatch.setattr(MSSBoost, "fit", counting)
+    bad = load_spec(FIG4, overrides=SMALL + ["methods.MSSBoost.grid={rd: [0.2, 1.5]}"])
+    with pytest.raises(MlkitError, match=r"MSSBoost on mssboost-synthetic: .*'rd'") as err:
+        run(bad, tmp_path / "bad")
+    assert not isinstance(err.value, RunFailed) and fits["n"] == 0
+
+    def inner_bug(self, X, Y):
+        raise InvalidParameterError("The 'C' parameter of SVC must be > 0. Got -1.0.")
+
+    monkeypatch.setattr(MSSBoost, "fit", inner_bug)
+    with pytest.raises(RunFailed, match="InvalidParameterError") as err:
+        run(load_spec(FIG4, overrides=SMALL), tmp_path / "inner")
+    assert "inner_bug" in err.value.traceback_text
+
+
 def test_splits_are_fresh_per_repeat_and_cover_the_data():
     spec = load_spec(FIG4)
     from mlkit.datasets import make_mssboost_synthetic
