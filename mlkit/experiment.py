@@ -580,10 +580,10 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
         Where ``runs/`` records go.
     jobs : int
         Parallel runs (joblib ``n_jobs``; -1 for all cores): ``--jobs N`` uses N cores.
-        With ``jobs=1`` the runs execute in this process, one at a time, each under
-        ``threadpoolctl.threadpool_limits(1)`` so that BLAS/OpenMP pools use one thread
-        (joblib's workers already limit their threads when ``jobs >= 2``); the numbers are
-        the same either way.
+        With ``jobs=1`` the runs execute in this process, one at a time. Every run, on
+        every backend, executes under ``threadpoolctl.threadpool_limits(1)``, so that
+        BLAS/OpenMP pools use one thread and ``--jobs N`` uses N cores (joblib's own worker
+        limit would give each of N workers cpu_count // N threads).
     force : bool
         Recompute runs that already have a record.
     backend : str, optional
@@ -644,18 +644,28 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             from tqdm import tqdm
 
             bar = stack.enter_context(tqdm(total=len(todo), desc=spec.target, unit="run"))
+        # every run uses one BLAS/OpenMP thread, whatever the backend: the runs in this
+        # process (sequential, or threads of the "threading" backend) under one limit set
+        # here (so that no thread's exit lifts another's BLAS limit), and every task of a
+        # backend under its own (worker processes; OpenMP's limit is per thread)
+        in_process = (jobs == 1 and backend is None) or backend == "threading"
+        if in_process and todo:
+            from threadpoolctl import threadpool_limits
+
+            stack.enter_context(threadpool_limits(limits=1))
         if jobs == 1 and backend is None:
-            # sequential: one run at a time in this process, each with one BLAS thread
             outputs = (
-                _indexed(i, _fit_and_score_one_thread, result.datasets[d], m, s,
+                _indexed(i, _fit_and_score, result.datasets[d], m, s,
                          spec.metrics, spec.curves, METHODS.get(m.name))
                 for i, (d, m, s, _, _) in enumerate(todo)
             )
         else:
+            # each task sets its own limit too: OpenMP's is per thread
+            fn = _fit_and_score_one_thread
             parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
             # each task returns its own index so records can be matched however they arrive
             outputs = parallel(
-                delayed(_indexed)(i, _fit_and_score, result.datasets[d], m, s, spec.metrics,
+                delayed(_indexed)(i, fn, result.datasets[d], m, s, spec.metrics,
                                   spec.curves, METHODS.get(m.name))
                 for i, (d, m, s, _, _) in enumerate(todo)
             )
@@ -680,8 +690,8 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
 
 
 def _fit_and_score_one_thread(*args):
-    """:func:`_fit_and_score` with BLAS/OpenMP thread pools limited to one thread (the
-    sequential runner: ``--jobs 1`` uses one core)."""
+    """:func:`_fit_and_score` with BLAS/OpenMP thread pools limited to one thread (a run
+    in a worker process of joblib's process backends)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):

@@ -243,6 +243,13 @@ def test_sequential_runs_use_one_blas_thread(tmp_path, monkeypatch):
         assert max(p["num_threads"] for p in threadpool_info()) == 2   # restored after
     assert result.computed == 2 and len(_ThreadSpy.seen) == 4
     assert all(n == 1 for fit in _ThreadSpy.seen for n in fit), _ThreadSpy.seen
+    # threads of the "threading" backend too (the process backends limit their own runs)
+    _ThreadSpy.seen = []
+    with threadpool_limits(limits=2):
+        result = run(spec, tmp_path / "threads", jobs=2, backend="threading")
+        assert max(p["num_threads"] for p in threadpool_info()) == 2
+    assert result.computed == 2 and len(_ThreadSpy.seen) == 4
+    assert all(n == 1 for fit in _ThreadSpy.seen for n in fit), _ThreadSpy.seen
 
 
 def test_other_protocols_keep_their_run_keys():
