@@ -615,6 +615,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             logger.info("%s: %s skipped (when_present): %s", spec.target, ds.display, exc)
             continue
         result.datasets[ds.display] = data
+        data_sha = data.fingerprint()
         for split in make_splits(data, ds.protocol_over(spec.protocol)):
             for spec_method in spec.methods:
                 # the method as run on this dataset, with its per-dataset parameters
@@ -626,7 +627,10 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
                         rec = read_json(path)
                     except (OSError, ValueError):
                         rec = None
-                    if rec is not None and rec.get("key") == key:
+                    # a record made on other data (a loader that changed) is stale; one
+                    # from before records carried the data's fingerprint is taken by its key
+                    if (rec is not None and rec.get("key") == key
+                            and rec.get("data_sha", data_sha) == data_sha):
                         result.records.append(rec)
                         continue
                 todo.append((ds.display, method, split, key, path))
@@ -671,7 +675,8 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             )
         for i, rec in outputs:
             dataset, method, split, key, path = todo[i]
-            rec.update(key=key, dataset=dataset, method=method.display, method_name=method.name,
+            rec.update(key=key, data_sha=result.datasets[dataset].fingerprint(),
+                       dataset=dataset, method=method.display, method_name=method.name,
                        params=method.params, numerics_revision=numerics_revision(method.name),
                        repeat=split.repeat, fold=split.fold, split_seed=split.seed,
                        mlkit_version=__version__)

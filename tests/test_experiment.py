@@ -62,6 +62,36 @@ def test_changed_config_does_not_reuse_stale_records(tmp_path):
     assert changed.computed == 3 and changed.reused == 6
 
 
+def test_records_made_on_other_data_are_recomputed(tmp_path, monkeypatch):
+    """A run record carries the fingerprint of the data it ran on: when a loader starts
+    returning other data under the same config, its records are stale and recomputed; a
+    record from before fingerprints existed is taken by its key."""
+    import mlkit.experiment as E
+
+    spec = load_spec(FIG4, overrides=SMALL)
+    first = run(spec, tmp_path)
+    assert first.computed == 9 and {r["data_sha"] for r in first.records} == {
+        first.datasets["mssboost-synthetic"].fingerprint()}
+    real = E.load_dataset
+
+    def changed(*args, **kwargs):          # the same config, one label flipped
+        data = real(*args, **kwargs)
+        data.Y = data.Y.copy()
+        data.Y[0, 0] = 1 - data.Y[0, 0]
+        return data
+
+    monkeypatch.setattr(E, "load_dataset", changed)
+    again = run(spec, tmp_path)
+    assert again.computed == 9 and again.reused == 0
+    monkeypatch.setattr(E, "load_dataset", real)
+    path = next((tmp_path / "runs").rglob("r00-f00.json"))
+    rec = json.loads(path.read_text())
+    rec.pop("data_sha")                    # a record written before fingerprints
+    path.write_text(json.dumps(rec))
+    back = run(spec, tmp_path)
+    assert back.reused == 1 and back.computed == 8
+
+
 def test_records_are_written_atomically(tmp_path):
     run(load_spec(FIG4, overrides=SMALL), tmp_path)
     assert not list(tmp_path.rglob("*.part"))

@@ -6,7 +6,8 @@ All share the small interface the experiment runner needs: ``len(data)``, ``inpu
 an estimator's ``fit`` takes as X), ``target`` (its y), ``stratify`` and ``subset(indices)``.
 """
 
-from dataclasses import dataclass, field, replace
+import hashlib
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -79,6 +80,30 @@ class Views:
         return f"Views(n={len(self)}, dims={dict(zip(self.names, self.dims))})"
 
 
+def _hash_arrays(h, name, value):
+    """Feed the arrays within ``value`` (an array, a sparse matrix, Views, or a list/tuple
+    /dict of them) to the hash ``h``, each with its name, dtype and shape; other values
+    (names, descriptions) are not data and are left out."""
+    if isinstance(value, Views):
+        value = list(value.views)
+    if sp.issparse(value):
+        m = value.tocsr()
+        m.sum_duplicates()
+        m.sort_indices()
+        h.update(f"{name}:sparse{m.shape}".encode())
+        for part in (m.data, m.indices, m.indptr):
+            _hash_arrays(h, name, part)
+    elif isinstance(value, np.ndarray) and value.dtype != object:
+        h.update(f"{name}:{value.dtype.str}{value.shape}".encode())
+        h.update(np.ascontiguousarray(value).tobytes())
+    elif isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _hash_arrays(h, f"{name}[{i}]", v)
+    elif isinstance(value, dict):
+        for k in sorted(value, key=str):
+            _hash_arrays(h, f"{name}[{k}]", value[k])
+
+
 @dataclass
 class _Dataset:
     name: str
@@ -96,6 +121,18 @@ class _Dataset:
 
     def __len__(self):
         return len(self.target)
+
+    def fingerprint(self):
+        """SHA-256 (16 hex digits) of every array the dataset holds (features, labels,
+        bag offsets, views, predefined splits): what a run record was computed on, so a
+        loader that starts returning other data never reuses the records made before."""
+        cached = self.__dict__.get("_fingerprint")
+        if cached is None:
+            h = hashlib.sha256()
+            for f in fields(self):
+                _hash_arrays(h, f.name, getattr(self, f.name))
+            cached = self.__dict__["_fingerprint"] = h.hexdigest()[:16]
+        return cached
 
     @property
     def stratify(self):
