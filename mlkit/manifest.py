@@ -40,9 +40,16 @@ def git_revision():
     return rev + ("+dirty" if dirty else "")
 
 
-def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, extra=None):
+def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, out_dir=None,
+                   extra=None):
     """A JSON-able dict: resolved config, seed, versions, git revision, machine and the wall
-    time of every run (computed now or reused from an earlier invocation)."""
+    time of every run (computed now or reused from an earlier invocation). With both
+    ``runs_dir`` and ``out_dir`` (where the manifest goes), ``runs_dir_relative`` is the
+    records' folder relative to the manifest's, which :func:`runs_dir_of` follows."""
+    relative = None
+    if runs_dir is not None and out_dir is not None:
+        relative = Path(os.path.relpath(os.path.abspath(runs_dir),
+                                        os.path.abspath(out_dir))).as_posix()
     runs = [
         {"dataset": r["dataset"], "method": r["method"], "repeat": r["repeat"], "fold": r["fold"],
          "key": r["key"],
@@ -67,6 +74,7 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ex
         "command": command or " ".join(sys.argv),
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "runs_dir": None if runs_dir is None else str(runs_dir),
+        "runs_dir_relative": relative,
         "runs_computed": result.computed,
         "runs_reused": result.reused,
         "wall_time_s": result.wall_time,
@@ -85,10 +93,15 @@ def runs_dir_of(manifest, out_dir):
     named from the manifest's own folder: that folder itself; its ``runs-of-<artifact>``
     subfolder (``--out`` with a target drawn from another artifact's runs); or the sibling
     folder of that artifact (``results/<paper>/<artifact>[-quick]``). So a copy, a clone or
-    a view of the results reads the records beside it, never those of the current directory
-    (manifests of every age store the same form).
+    a view of the results reads the records beside it, never those of the current directory.
+    A manifest that stores ``runs_dir_relative`` (the records' folder relative to its own,
+    e.g. ``.`` or ``../table2``) is followed exactly: a renamed or moved results folder
+    still finds its own records; the name rule above serves older manifests.
     """
     out_dir = Path(out_dir)
+    relative = manifest.get("runs_dir_relative")
+    if relative:              # written with the manifest: exact, however the folder moved
+        return Path(os.path.normpath(out_dir / relative))
     stored = manifest.get("runs_dir")
     if not stored:
         return out_dir

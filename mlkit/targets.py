@@ -223,7 +223,7 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
         "target": spec.target, "quick": quick, "provenance": result.provenance,
         "figures": rendered.figures})
     write_json(Path(out_dir) / "manifest.json", build_manifest(
-        run_spec, result, quick=quick, command=command, runs_dir=runs_dir,
+        run_spec, result, quick=quick, command=command, runs_dir=runs_dir, out_dir=out_dir,
         extra={"target_config": spec.resolved() if spec is not run_spec else None,
                "files": sorted(str(Path(f).name) for f in rendered.files)}))
     return rendered, result

@@ -3,6 +3,7 @@ full run, a quick-only run and a target never run), and `--check` failing when t
 change under the page."""
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,6 +20,8 @@ from mlkit.report.reproduction import (README_ROW, Cell, ResultsView, build_page
 from mlkit.report.tables import write_table
 from mlkit.targets import Target, resolve_target, saved_results
 from mlkit.verify import Claim, ClaimResult
+
+from .conftest import CONFIGS
 
 PAPER = "reprotoy"
 
@@ -456,3 +459,27 @@ def test_manifest_records_do_not_depend_on_the_current_directory(tmp_path, monke
     assert runs_dir_of({"runs_dir": str(tmp_path / stored)}, copy / "p" / out_name) == \
         copy / Path(stored).relative_to("results")
     assert runs_dir_of({"runs_dir": None}, out) == out
+
+
+def test_a_manifest_finds_its_records_after_its_folder_is_renamed(tmp_path):
+    """build_manifest stores the records' folder relative to the manifest's own, so a
+    renamed or moved results folder reads its own records, never its namesake's."""
+    from types import SimpleNamespace
+
+    from mlkit.config import load_spec
+    from mlkit.manifest import build_manifest, runs_dir_of
+
+    spec = load_spec(CONFIGS / "mssboost" / "fig4.yaml")
+    result = SimpleNamespace(records=[], datasets={}, computed=0, reused=0, wall_time=0.0)
+    for out, runs in ((tmp_path / "results/p/fig", tmp_path / "results/p/fig"),
+                      (tmp_path / "results/p/fig", tmp_path / "results/p/table"),
+                      (tmp_path / "out", tmp_path / "out/runs-of-table")):
+        manifest = build_manifest(spec, result, runs_dir=runs, out_dir=out)
+        assert runs_dir_of(manifest, out) == runs
+        moved = tmp_path / "moved" / "somewhere" / "fig-backup"
+        expected = moved / Path(manifest["runs_dir_relative"])
+        assert runs_dir_of(manifest, moved) == Path(os.path.normpath(expected))
+    manifest = build_manifest(spec, result, runs_dir=tmp_path / "results/p/fig",
+                              out_dir=tmp_path / "results/p/fig")
+    assert manifest["runs_dir_relative"] == "."
+    assert runs_dir_of(manifest, tmp_path / "fig-backup") == tmp_path / "fig-backup"
