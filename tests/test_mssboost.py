@@ -340,6 +340,29 @@ def _stump(v, threshold):
     return np.where(v > threshold, 1.0, -1.0)
 
 
+def test_no_three_stumps_reach_the_bayes_error_of_any_label():
+    """The other half of Sec. 1's sentence: without sharing a label needs 4 stumps. Every
+    function of any 3 axis-parallel stumps (thresholds on a 0.25 grid containing the boxes'
+    edges; each of the 8 cells the 3 stumps make predicts its majority, the best any
+    combination of them can do) leaves at least 4 points of error on every label, where the
+    Bayes error is 0 (no label noise) and the 5 shared stumps reach it (test below)."""
+    import itertools
+
+    d = make_mssboost_synthetic(n_samples=6000, label_noise=0.0, random_state=3)
+    x, y = d.X[:, 0], d.X[:, 1]
+    H = np.vstack([x > t for t in np.arange(-1.75, 1.8, 0.25)]
+                  + [y > t for t in np.arange(-2.25, 2.3, 0.25)]).astype(np.int64)
+    triples = np.array(list(itertools.combinations(range(len(H)), 3)))
+    cells = (4 * H[triples[:, 0]] + 2 * H[triples[:, 1]] + H[triples[:, 2]]
+             + 8 * np.arange(len(triples))[:, None]).ravel()
+    total = np.bincount(cells, minlength=8 * len(triples)).reshape(-1, 8)
+    for label in range(3):
+        pos = np.bincount(cells, weights=np.tile(d.Y[:, label], len(triples)),
+                          minlength=8 * len(triples)).reshape(-1, 8)
+        best = np.minimum(pos, total - pos).sum(axis=1).min() / len(x)
+        assert best > 0.04, (label, best)
+
+
 @pytest.mark.parametrize("noise", [0.0, 0.1])
 def test_five_shared_stumps_are_bayes_and_each_label_needs_four(noise):
     """Sec. 1 of the paper: without sharing each label needs 4 axis-parallel stumps (12 in
