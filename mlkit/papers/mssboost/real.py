@@ -581,8 +581,8 @@ def claim_5(records, out_dir, th):
             ours = base_s / secs if t else 0.0
             ok &= bool(t) and ours >= paper[frac]
             parts.append(f"{ds} @{int(frac * 100)}%: " + (
-                f"{t} models, {ours:.0f}x (paper {paper[frac]}x)" if t else
-                f"not reached (paper {paper[frac]}x)"))
+                f"{t} models, {ours:.2g}x (paper {paper[frac]:g}x)" if t else
+                f"not reached (paper {paper[frac]:g}x)"))
     return ok, parts
 
 
