@@ -381,6 +381,9 @@ def test_smoothness_is_not_judged_on_a_curve_flat_at_100():
     # a rougher full curve: bestK smoother, PASS; a smoother one: FAIL
     assert smoothness_verdict([0.8, 1.0] * 5, rough, 1.0)[0] is True
     assert smoothness_verdict(rough, [0.8, 1.0] * 5, 1.0)[0] is False
+    # two flat curves below 100%: nothing to smooth, not judged (never a PASS on nothing)
+    verdict, text = smoothness_verdict([0.9] * 9, [0.93] * 9, 1.0)
+    assert verdict is None and "both curves flat" in text
     # a missing curve is said, never a silent pass
     verdict, text = smoothness_verdict(None, rough, 1.0)
     assert verdict is None and "no Fig. 3 curve of all" in text

@@ -111,6 +111,9 @@ def smoothness_verdict(full_curve, best_curve, max_ratio):
         return None, ("curve roughness not judged (the full ensemble's curve is flat at 100%: "
                       f"no room to smooth; roughness all {100 * r_full:.2f}, bestK "
                       f"{100 * r_best:.2f} pts)")
+    if full_tail.size > 1 and r_full == 0 and r_best == 0:
+        return None, ("curve roughness not judged (both curves flat: nothing to smooth, "
+                      "so no evidence either way)")
     ratio = roughness_ratio(r_best, r_full)
     if np.isnan(ratio):
         return None, "curve roughness not judged (a curve has fewer than 2 points)"
@@ -256,15 +259,19 @@ def claim_4(runs, th):
         best = [max(acc, key=lambda m: acc[m][i]) for i in range(len(sizes))]
         margin = min(acc["bestK"][i] - max(acc[m][i] for m in acc if m != "bestK")
                      for i in range(len(sizes)))
-        falls = {m: v[0] - v[-1] for m, v in acc.items()}
-        mono = all(np.all(np.diff(v) <= th["fall_tolerance"]) for v in acc.values())
+        if len(sizes) > 1:
+            falls = {m: v[0] - v[-1] for m, v in acc.items()}
+            mono = all(np.all(np.diff(v) <= th["fall_tolerance"]) for v in acc.values())
+            trend = "falls " + ", ".join(f"{m} {v:.2f}" for m, v in falls.items()) + \
+                f"; monotone {mono}"
+        else:       # one size: nothing can fall; only the margin is judged
+            mono, trend = True, "falls/monotone not judged (one size)"
         this = margin >= th["min_margin"] and mono
         ok &= this
         parts.append(f"{src} sizes {[n for n, _ in sizes]} ({'/'.join(sorted(kinds))} test "
                      "acc. %: " + "; ".join(f"{m} " + "/".join(f"{v:.2f}" for v in vals)
                                             for m, vals in acc.items())
                      + f"): best {best}, bestK margin "
-                     f"{margin:+.2f} (>= {th['min_margin']:g}); falls " + ", ".join(
-                         f"{m} {v:.2f}" for m, v in falls.items())
-                     + f"; monotone {mono} {'PASS' if this else 'FAIL'}")
+                     f"{margin:+.2f} (>= {th['min_margin']:g}); {trend} "
+                     f"{'PASS' if this else 'FAIL'}")
     return ok, parts
