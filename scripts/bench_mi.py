@@ -34,8 +34,9 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.model_selection import GridSearchCV
 
+from mlkit.experiment import cv_splitter
 from mlkit.methods.mi import MILES, MISVM, RS, RSVM, MIKernel, miSVM
 
 METHODS = {"miSVM": miSVM, "MISVM": MISVM, "MIKernel": MIKernel, "MILES": MILES, "RS": RS,
@@ -143,7 +144,7 @@ def tune(est, train, y, args):
     n_varying = np.count_nonzero(np.vstack(train).std(axis=0))
     grid = {"C": np.logspace(-1, 3, args.grid),
             "gamma": np.logspace(-1, 1, args.grid) / max(n_varying, 1)}
-    search = GridSearchCV(est, grid, cv=StratifiedKFold(3, shuffle=True, random_state=0),
+    search = GridSearchCV(est, grid, cv=cv_splitter(3, 0, stratified=True),
                           refit=False)
     return est.set_params(**search.fit(train, y).best_params_)
 

@@ -119,8 +119,7 @@ def pair_difficulty(data, pairs, *, split_test_size=0.2, split_seed=0, n_folds=5
     """Step 1 of the ``pair: auto`` rule: per pair, the ``n_folds``-fold stratified CV error
     of the one-shot linear SVM (C = 1) on that pair's share of the one training part of
     :func:`whole_split`. Only training samples are read."""
-    from sklearn.model_selection import StratifiedKFold
-
+    from ...experiment import cv_folds
     from ...methods.hfss import HFSSOneShotSVM
 
     y = np.asarray(data.y)
@@ -134,8 +133,7 @@ def pair_difficulty(data, pairs, *, split_test_size=0.2, split_seed=0, n_folds=5
             raise MlkitError(f"hfss-subset: pair 'auto' needs 2 training samples per class; "
                              f"classes {a} and {b} have {np.bincount(yt, minlength=2).tolist()}")
         wrong = 0
-        for tr, te in StratifiedKFold(folds, shuffle=True, random_state=cv_seed).split(
-                np.zeros(len(yt)), yt):
+        for tr, te in cv_folds(len(yt), folds, cv_seed, stratify=yt):
             svm = HFSSOneShotSVM(C=1.0).fit(X[tr], yt[tr])
             wrong += int(np.sum(svm.predict(X[te]) != yt[te]))
         errors.append(wrong / len(yt))
