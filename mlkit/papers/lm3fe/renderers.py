@@ -348,12 +348,20 @@ def objective_rise(objective):
     return float(max(0.0, np.max(np.diff(o))) / max(abs(o[0]), 1e-300))
 
 
+def sub_solver_budget(params):
+    """The sub-solvers' stopping rule of these parameters, in words."""
+    it, tol = params.get("sub_max_iter", 100), params.get("sub_tol", 1e-3)
+    authors = " (the authors' code)" if (it, tol) == (100, 1e-3) else ""
+    return f"sub-solvers {it} iterations / tol {tol:g}{authors}"
+
+
 def scheme(params):
     """Which optimisation scheme LM3FE ran with these parameters (claim 4's text)."""
     restart = "W restarted from 0" if params.get("w_restart") else "W warm-started"
     if params.get("keep_best", True):
         return f"safeguarded steps (best iterate kept), {restart}: monotone by construction"
-    return f"the paper's unsafeguarded steps (last iterate), {restart}"
+    return (f"the paper's unsafeguarded steps (last iterate), {restart}, "
+            f"{sub_solver_budget(params)}")
 
 
 @register_renderer("lm3fe/objective", summary="LM3FE objective per outer iteration")
@@ -361,26 +369,29 @@ def render_objective(result, out_dir, spec):
     """The objective after every outer iteration on every dataset, and its largest rise."""
     run_spec, records = result.spec, result.records
     rows, figures, files = [], {}, []
-    fig, axes = new_figure(1, width=5.0, height=3.6)
-    ax = axes[0]
-    for r in records:
-        obj = r.get("model", {}).get("objective")
-        if not obj:
-            continue
-        rise = objective_rise(obj)
-        ax.plot(np.arange(len(obj)), np.asarray(obj) / obj[0], label=r["dataset"])
-        rows.append({"dataset": r["dataset"], "draw": r["repeat"], "O_0": obj[0],
-                     "O_final": obj[-1], "outer iterations": len(obj) - 1,
-                     "largest rise / |O_0|": rise,
-                     "non-increasing": "yes" if rise == 0 else f"no ({rise:.2g})"})
-        figures[f"max_rise.{r['dataset']}.r{r['repeat']}"] = rise
-    ax.set_xlabel("outer iteration k (0: after the first W-step)")
-    ax.set_ylabel("objective O_k / O_0")
-    ax.set_yscale("log")
-    ax.legend(fontsize=7)
+    methods = [m.display for m in run_spec.methods]
+    fig, axes = new_figure(len(methods), width=5.0 * len(methods), height=3.6)
+    for ax, method in zip(axes, methods):
+        for r in (r for r in records if r["method"] == method):
+            obj = r.get("model", {}).get("objective")
+            if not obj:
+                continue
+            rise = objective_rise(obj)
+            ax.plot(np.arange(len(obj)), np.asarray(obj) / obj[0], label=r["dataset"])
+            rows.append({"method": method, "dataset": r["dataset"], "draw": r["repeat"],
+                         "O_0": obj[0], "O_final": obj[-1], "outer iterations": len(obj) - 1,
+                         "largest rise / |O_0|": rise,
+                         "non-increasing": "yes" if rise == 0 else f"no ({rise:.2g})"})
+            prefix = "max_rise" if method == methods[0] else f"max_rise[{method}]"
+            figures[f"{prefix}.{r['dataset']}.r{r['repeat']}"] = rise
+        ax.set_title(method, fontsize=9)
+        ax.set_xlabel("outer iteration k (0: after the first W-step)")
+        ax.set_ylabel("objective O_k / O_0")
+        ax.set_yscale("log")
+        ax.legend(fontsize=7)
+    schemes = "; ".join(f"{m.display}: {scheme(m.params)}" for m in run_spec.methods)
     caption = (f"{spec.title}. The paper shows no figure (Sec. IV-C: the objective decreases). "
-               f"Scheme: {scheme(run_spec.methods[0].params)}. "
-               + _data_caption(result, run_spec))
+               f"Schemes: {schemes}. " + _data_caption(result, run_spec))
     files += save_figure(fig, out_dir, "objective", caption=caption)
     text, files = _write(rows, out_dir, caption, files)
     return Rendered(text, figures, files)
