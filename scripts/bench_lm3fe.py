@@ -18,6 +18,11 @@ Measures, in one run:
    its runs were computed in that one invocation), or, with ``--run-table1``, measured now
    by running it into a temporary results folder (``--jobs``; one BLAS thread per run).
 
+6. RFS's feature ranking against the ``skfeature`` package's RFS (``pip install
+   skfeature-chappers``, the maintained fork on PyPI, or ``pip install -e ".[bench]"``; skipped, with the reason, when it is
+   not installed) on msrc-v1's concatenated views, the same labelled draw and gamma: the
+   Spearman correlation of the per-feature scores ||w^i|| and the overlap of the top 10%.
+
 Usage: ``python scripts/bench_lm3fe.py [--data /work/shared/data] [--n-per-class 50]
 [--run-table1 [--jobs 1]]``.
 The last line is ``fit_s=... iters=... ustep_slope=... peak_mb=... table1_s=...``.
@@ -154,6 +159,36 @@ def bench_table1(data_root):
     return total_w
 
 
+def compare_rfs_with_skfeature(data_root, n_per_class=8, gamma=0.1):
+    """Item 6: our RFS (``rfs_solve``) vs skfeature's ``rfs`` on the same data."""
+    try:
+        from skfeature.function.sparse_learning_based.RFS import rfs as sk_rfs
+    except ImportError as exc:
+        print(f"RFS vs skfeature: skipped (skfeature not importable: {exc}; "
+              "`pip install skfeature-chappers`)")
+        return
+    from scipy.stats import spearmanr
+
+    from mlkit.methods.multimodal.baselines import rfs_solve
+
+    d = read_mat_views(Path(data_root) / "multiview/msrc_v1/MSRC-v5.mat")
+    tr, _ = _draw(np.asarray(d.target), n_per_class, 0)
+    X = np.hstack([np.asarray(v[tr].toarray() if hasattr(v, "toarray") else v[tr], float)
+                   for v in d.inputs.views])
+    X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+    y = np.asarray(d.target)[tr]
+    Y = (y[:, None] == np.unique(y)[None, :]).astype(float)
+    (W_ours, _), t_ours, _ = _timed(lambda: rfs_solve(X, Y, gamma, tol=1e-6, max_iter=1000))
+    W_sk, t_sk, _ = _timed(lambda: sk_rfs(X, y, mode="raw", gamma=gamma))
+    s_ours, s_sk = np.linalg.norm(W_ours, axis=1), np.linalg.norm(W_sk, axis=1)
+    k = max(1, int(round(0.1 * X.shape[1])))
+    top = len(set(np.argsort(-s_ours)[:k]) & set(np.argsort(-s_sk)[:k])) / k
+    rho = spearmanr(s_ours, s_sk).statistic
+    print(f"RFS vs skfeature (msrc-v1, {len(y)} labelled, {X.shape[1]} features, gamma "
+          f"{gamma:g}): Spearman r of feature scores {rho:.3f}, top-10% overlap {top:.0%}; "
+          f"fit {t_ours:.2f} s (ours) vs {t_sk:.2f} s (skfeature)")
+
+
 def full_table1(run, jobs):
     """Wall seconds of the full lm3fe/table1 (see the module docstring, item 5), and the CPU
     seconds of its fits (the sum of the records' fit times, searches included)."""
@@ -213,6 +248,7 @@ def main():
     fit_s, iters, peak, tr = bench_fits(d.inputs, d.target, args.n_per_class)
     slope = bench_ustep(d.inputs, d.target, tr)
     bench_table1(args.data)
+    compare_rfs_with_skfeature(args.data)
     table1_s = full_table1(args.run_table1, args.jobs)
     print(f"fit_s={fit_s:.2f} iters={iters} ustep_slope={slope:.2f} peak_mb={peak:.1f} "
           f"table1_s={table1_s:.2f}")
