@@ -19,9 +19,10 @@ Measures, in one run:
    by running it into a temporary results folder (``--jobs``; one BLAS thread per run).
 
 6. RFS's feature ranking against the ``skfeature`` package's RFS (``pip install
-   skfeature-chappers``, the maintained fork on PyPI, or ``pip install -e ".[bench]"``; skipped, with the reason, when it is
-   not installed) on msrc-v1's concatenated views, the same labelled draw and gamma: the
-   Spearman correlation of the per-feature scores ||w^i|| and the overlap of the top 10%.
+   skfeature-chappers``, the maintained fork on PyPI, or ``pip install -e ".[bench]"``;
+   skipped, with the reason, when it is not installed) on msrc-v1's concatenated views, the
+   same labelled draw and gamma: the Spearman correlation of the per-feature scores ||w^i||
+   and the overlap of the top 10%.
 
 Usage: ``python scripts/bench_lm3fe.py [--data /work/shared/data] [--n-per-class 50]
 [--run-table1 [--jobs 1]]``.
