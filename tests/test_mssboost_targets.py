@@ -235,3 +235,24 @@ def test_the_optional_approximations_are_off_by_default():
         for m in table2.methods:
             p = ds.params_for(m)
             assert p.get("shortlist") is None and p.get("selection_subsample") is None
+
+
+def test_grid_edges_name_every_choice_at_an_end_of_its_grid():
+    """The selection table's edge note: a chosen rho or C at the low or high end of a grid
+    of 3+ values is named; inside values and 2-value grids are not."""
+    from mlkit.papers.mssboost.real import _grid_edges
+
+    rec = {"model": {"baseline_gamma": 0.005, "baseline_C": 10.0, "gamma": 0.5, "C": 1.0},
+           "params": {"gamma_grid": [0.005, 0.05, 0.5], "C_grid": [1.0, 10.0],
+                      "base_gamma_grid": [0.05, 0.5, 5.0], "base_C_grid": [0.1, 1.0, 10.0]}}
+    assert _grid_edges(rec) == [("Baseline rho", 0.005, [0.005, 0.05, 0.5], "low")]
+    rec["model"].update(gamma=5.0, C=10.0)
+    assert [(w, side) for w, _, _, side in _grid_edges(rec)] == [
+        ("Baseline rho", "low"), ("base rho", "high"), ("base C", "high")]
+    # the committed selection: corel5k-top39's base rho sits at its grid's low end
+    from mlkit.experiment import manifest_records
+
+    records = manifest_records(CONFIGS.parent / "results" / "mssboost" / "selection")
+    corel = next(r for r in records if r["dataset"] == "corel5k-top39")
+    assert ("base rho", 0.05) in [(w, v) for w, v, _, side in _grid_edges(corel)
+                                   if side == "low"]
