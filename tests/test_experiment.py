@@ -321,3 +321,26 @@ def test_a_failure_inside_a_method_names_the_run_keeps_its_traceback_and_finishe
     monkeypatch.setattr(MSSBoost, "fit", fit)
     again = run(spec, tmp_path)
     assert again.computed < 9 and again.reused > 0
+
+
+def test_fingerprint_reads_the_data_without_changing_it():
+    """The same matrix gives the same fingerprint in any sparse layout (duplicates, unsorted
+    indices) and as a copy; computing it leaves the dataset's arrays exactly as they were;
+    another value gives another fingerprint."""
+    import scipy.sparse as sp
+
+    from mlkit.datasets import MultiLabelDataset
+
+    X = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0]), np.array([2, 0, 1, 1]),
+                       np.array([0, 2, 4])), shape=(2, 3))       # row 1: column 1 twice
+    Y = np.array([[1, 0], [0, 1]])
+    d = MultiLabelDataset(name="toy", X=X, Y=Y)
+    before = (X.data.copy(), X.indices.copy(), X.indptr.copy(), X.has_sorted_indices)
+    f = d.fingerprint()
+    assert (X.data.tolist(), X.indices.tolist(), X.indptr.tolist(), X.has_sorted_indices) == (
+        before[0].tolist(), before[1].tolist(), before[2].tolist(), before[3])
+    same = MultiLabelDataset(name="other name", X=sp.csr_matrix(X.toarray()), Y=Y.copy())
+    assert same.fingerprint() == f
+    Y2 = Y.copy()
+    Y2[0, 1] = 1
+    assert MultiLabelDataset(name="toy", X=X, Y=Y2).fingerprint() != f

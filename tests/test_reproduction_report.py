@@ -229,20 +229,19 @@ def test_page_status_differences_claims_and_environment(toy):
     assert status == {"table1": "full run", "fig1": "quick run only", "fig2": "not run"}
 
     # summary: 1 of 3 targets (quick never counts); cells on the paper's data (musk1: real,
-    # no role) 1 of 1; on substitute data 1 of 3: scene (role Consumer) and synth (a
-    # generator rebuilt from the paper's text counts with the stand-ins; its random count of
-    # positives is shown, not counted); 2 of 5 claims
-    assert summary_numbers(reports)[PAPER] == (1, 3, 1, 1, 1, 3, 2, 5)
+    # no role) 1 of 1; on substitute data 1 of 4: scene (role Consumer) and synth (a
+    # generator rebuilt from the paper's text counts with the stand-ins); 2 of 5 claims
+    assert summary_numbers(reports)[PAPER] == (1, 3, 1, 1, 1, 4, 2, 5)
     summary = text[text.index("## Summary"):text.index('<a id="reprotoy">')]
     assert ("| cells on the paper's data within spread | cells on substitute data within "
             "spread |") in summary
-    assert "| 1 / 3 (1 quick only) | 1 / 1 | 1 / 3 |" in summary
+    assert "| 1 / 3 (1 quick only) | 1 / 1 | 1 / 4 |" in summary
     assert "2 / 5 (1 ERROR, 1 NOT RUN, 1 PASS on quick results)" in summary
     assert "**cells on substitute data within spread**: the same for rows" in summary
 
     overview = text[text.index('<a id="reprotoy">'):text.index("### Claims")]
     assert ("| [`table1`](#reprotoy-table1) | Toy Table 1 | full run | 1 / 1 (paper's data); "
-            "1 / 3 (substitute) | synthetic, reconstructed from the paper's text; real "
+            "1 / 4 (substitute) | synthetic, reconstructed from the paper's text; real "
             "substitute; real, for reference; the paper's data; the paper's data not run "
             "(files absent) |") in overview
     assert "| *quick* run only | 1 / 1 (substitute) (quick) |" in overview
@@ -254,9 +253,9 @@ def test_page_status_differences_claims_and_environment(toy):
             "| ±0.010 (paper) |") in table1
     assert ("| musk1 | A | score | paper's | 0.500 ± 0.010 | 0.505 | +0.005 "
             "| ±0.010 (paper) |") in table1
-    # a count drawn by a generator has no exact value: shown, not counted
-    assert ("| synth | A | positives | substitute | 200 | 197 | -3 "
-            "| not counted (a count of a random draw) |") in table1
+    # a count on synthetic data is compared exactly too (counted with the stand-ins)
+    assert ("| synth | A | positives | substitute | 200 | 197 | **-3** ✗ "
+            "| exact (whole number) |") in table1
     # no spread: 2 points on the scale of the paper's number (0.02 for fractions), exact
     # for a whole number; a row on a stand-in is shown as such
     assert ("| synth | B | score | substitute | 0.300 | 0.310 ± 0.020 | +0.010 "

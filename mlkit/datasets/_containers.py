@@ -87,7 +87,7 @@ def _hash_arrays(h, name, value):
     if isinstance(value, Views):
         value = list(value.views)
     if sp.issparse(value):
-        m = value.tocsr()
+        m = value.tocsr(copy=True)          # canonical form of a copy: the data stays as is
         m.sum_duplicates()
         m.sort_indices()
         h.update(f"{name}:sparse{m.shape}".encode())

@@ -34,8 +34,7 @@ from .._io import read_json, write_text
 from ..registry import CLAIMS, DATASETS, METRICS, TARGETS
 from ..targets import results_root, target_spec
 from ..verify import claims_of
-from .reproduction_cells import (PAPER_DATA, SUBSTITUTE_DATA, WHOLE_TOLERANCE, Cell,
-                                 compare_cell, read_cells)
+from .reproduction_cells import PAPER_DATA, SUBSTITUTE_DATA, Cell, compare_cell, read_cells
 from .reproduction_view import ResultsView
 
 __all__ = ["Cell", "DataLine", "TableReport", "TargetReport", "ClaimReport", "PaperReport",
@@ -224,21 +223,12 @@ def _cell_lines(cell, lines):
     return lines
 
 
-RANDOM_COUNT = "not counted (a count of a random draw)"
-
-
 def _with_data(cell, lines):
     """The cell with its data kind: PAPER_DATA only when every dataset of its row is the
-    paper's real data. A whole number compared exactly on synthetic data is a count of a
-    random draw (e.g. the positives a generator drew), which has no exact value to match:
-    shown, not counted."""
-    hit = _cell_lines(cell, lines)
-    kinds = {x.data for x in hit}
-    cell = dataclasses.replace(cell, data=PAPER_DATA if kinds == {PAPER_DATA}
+    paper's real data (a generator rebuilt from the paper's text is not)."""
+    kinds = {x.data for x in _cell_lines(cell, lines)}
+    return dataclasses.replace(cell, data=PAPER_DATA if kinds == {PAPER_DATA}
                                else SUBSTITUTE_DATA)
-    if hit and all(x.synthetic for x in hit) and cell.tolerance == WHOLE_TOLERANCE:
-        cell = dataclasses.replace(cell, tolerance=RANDOM_COUNT, within=None)
-    return cell
 
 
 def _percent_quantities(spec, run_spec):

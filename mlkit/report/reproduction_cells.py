@@ -75,9 +75,8 @@ def _number(text):
 
 
 PERCENT, FRACTION, WHOLE, UNSCALED = "percent", "fraction", "whole number", "no scale"
-WHOLE_TOLERANCE = "exact (whole number)"
 _TOLERANCE = {PERCENT: (2.0, "±2 (2 points)"), FRACTION: (0.02, "±0.02 (2 points)"),
-              WHOLE: (0.5, WHOLE_TOLERANCE),
+              WHOLE: (0.5, "exact (whole number)"),
               UNSCALED: (None, "not counted (no scale for 2 points)")}
 
 
