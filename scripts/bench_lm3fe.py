@@ -177,10 +177,17 @@ def compare_rfs_with_skfeature(data_root, n_per_class=8, gamma=0.1):
     X = np.hstack([np.asarray(v[tr].toarray() if hasattr(v, "toarray") else v[tr], float)
                    for v in d.inputs.views])
     X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+    from skfeature.utility.sparse_learning import construct_label_matrix_pan
+
+    from mlkit.methods.multimodal.baselines import rfs_objective
+
     y = np.asarray(d.target)[tr]
-    Y = (y[:, None] == np.unique(y)[None, :]).astype(float)
+    Y = construct_label_matrix_pan(y).astype(float)      # skfeature's own targets, for both
     (W_ours, _), t_ours, _ = _timed(lambda: rfs_solve(X, Y, gamma, tol=1e-6, max_iter=1000))
     W_sk, t_sk, _ = _timed(lambda: sk_rfs(X, y, mode="raw", gamma=gamma))
+    print(f"RFS objective on the same targets ({np.unique(Y).tolist()}): ours "
+          f"{rfs_objective(X, Y, W_ours, gamma):.4f}, skfeature "
+          f"{rfs_objective(X, Y, W_sk, gamma):.4f}")
     s_ours, s_sk = np.linalg.norm(W_ours, axis=1), np.linalg.norm(W_sk, axis=1)
     k = max(1, int(round(0.1 * X.shape[1])))
     top = len(set(np.argsort(-s_ours)[:k]) & set(np.argsort(-s_sk)[:k])) / k
