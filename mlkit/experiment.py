@@ -237,16 +237,24 @@ def make_splits(data, protocol):
     return splits
 
 
-def numerics_revision(method_name):
+def numerics_revision(method_name, params=None):
     """The numerics revision of a registered method's estimator (its class attribute
-    ``numerics_revision``, bumped whenever a change alters its numbers; 0 if it has none)."""
-    return int(getattr(METHODS.get(method_name), "numerics_revision", 0))
+    ``numerics_revision``, bumped whenever a change alters its numbers; 0 if it has none).
+
+    A change that alters the numbers of some settings only (one initialisation, say) may be
+    keyed by the estimator's ``numerics_revision_for(params)`` (a classmethod of the config's
+    ``params``): then only the records of those settings are recomputed."""
+    cls = METHODS.get(method_name)
+    per_setting = getattr(cls, "numerics_revision_for", None)
+    if per_setting is not None and params is not None:
+        return per_setting(dict(params))
+    return int(getattr(cls, "numerics_revision", 0))
 
 
 def _run_key(spec, dataset, method, split):
     payload = {
         # a change of the method's numbers never reuses the records made before it
-        "numerics_revision": numerics_revision(method.name),
+        "numerics_revision": numerics_revision(method.name, method.params),
         "dataset": dataset.model_dump(mode="json", exclude={"method_params", "method_grids",
                                                             "label", "role", "when_present",
                                                             "protocol"}),
@@ -677,7 +685,8 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             dataset, method, split, key, path = todo[i]
             rec.update(key=key, data_sha=result.datasets[dataset].fingerprint(),
                        dataset=dataset, method=method.display, method_name=method.name,
-                       params=method.params, numerics_revision=numerics_revision(method.name),
+                       params=method.params,
+                       numerics_revision=numerics_revision(method.name, method.params),
                        repeat=split.repeat, fold=split.fold, split_seed=split.seed,
                        mlkit_version=__version__)
             write_json(path, rec)

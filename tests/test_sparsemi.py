@@ -261,3 +261,48 @@ def test_multiclass_predicts_argmax():
     assert F.shape == (60, 3) and model.dual_coef_.shape == (3, 6)
     np.testing.assert_array_equal(model.predict(bags), model.classes_[F.argmax(axis=1)])
     assert model.score(bags, y) > 0.8
+
+
+def test_svm_initialisation_takes_the_converged_linear_svm():
+    """init="svm" ranks instances by |w| of the linear SVM (squared hinge, L2, liblinear's
+    regularised bias) on the Eq. (8) bag features: its instances are those of the same
+    objective minimised independently (L-BFGS on the primal, to 1e-10), without warnings."""
+    import warnings
+
+    from scipy.optimize import minimize
+
+    from mlkit.kernels import rbf_kernel
+
+    rng = np.random.default_rng(4)
+    bags = [rng.normal(size=(rng.integers(4, 9), 5)) + 0.6 * (i % 2) for i in range(60)]
+    y = np.where(np.arange(60) % 2 == 1, 1, -1)
+    X = np.vstack(bags)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    offsets = np.r_[0, np.cumsum([len(b) for b in bags])]
+    S = np.hstack([bag_reduce(rbf_kernel(X, X, 2.0), offsets, "mean"), np.ones((60, 1))])
+
+    def primal(w, C):
+        margin = np.maximum(0.0, 1.0 - y * (S @ w))
+        return 0.5 * w @ w + C * margin @ margin, w - 2.0 * C * S.T @ (y * margin)
+
+    for C in (10.0, 100.0):
+        m = SparseMI(n_xv=10, C=C, gamma=2.0, init="svm", t_max=0, random_state=0)
+        m.gamma_ = 2.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            rows = m._svm_instances(X, offsets, y[:, None])
+        ref = minimize(primal, np.zeros(S.shape[1]), args=(C,), jac=True, method="L-BFGS-B",
+                       options={"maxiter": 100000, "gtol": 1e-10, "ftol": 0.0}).x[:-1]
+        np.testing.assert_array_equal(np.sort(rows), np.sort(np.argsort(-np.abs(ref))[:10]))
+
+
+def test_only_the_svm_initialisation_is_keyed_by_its_own_revision():
+    from mlkit.experiment import numerics_revision
+
+    base = SparseMI.numerics_revision
+    assert numerics_revision("sparsemi") == base
+    assert numerics_revision("sparsemi", {"init": "random", "n_xv": 10}) == base
+    assert numerics_revision("sparsemi", {"init": "kmeans"}) == base
+    assert numerics_revision("sparsemi", {}) == base
+    svm = numerics_revision("sparsemi", {"init": "svm"})
+    assert svm != base and str(SparseMI.svm_init_revision) in str(svm)
