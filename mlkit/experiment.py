@@ -624,6 +624,8 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             continue
         result.datasets[ds.display] = data
         data_sha = data.fingerprint()
+        for spec_method in spec.methods:     # every bad value said before anything is fitted
+            check_method_parameters(ds.method_as_run(spec_method), ds.display)
         for split in make_splits(data, ds.protocol_over(spec.protocol)):
             for spec_method in spec.methods:
                 # the method as run on this dataset, with its per-dataset parameters

@@ -123,6 +123,14 @@ def test_a_bad_parameter_value_is_a_user_error_before_any_fit_and_one_inside_a_f
     with pytest.raises(MlkitError, match=r"MSSBoost on mssboost-synthetic: .*'rd'") as err:
         run(bad, tmp_path / "bad")
     assert not isinstance(err.value, RunFailed) and fits["n"] == 0
+    # a bad value of a later dataset is said before the first dataset's runs are fitted
+    one = load_spec(FIG4, overrides=SMALL)
+    first = one.datasets[0]
+    second = first.model_copy(update={"label": "b", "method_params": {"MSSBoost": {"rf": 0.0}}})
+    two = one.model_copy(update={"datasets": [first, second]})
+    with pytest.raises(MlkitError, match=r"MSSBoost on b: .*'rf'"):
+        run(two, tmp_path / "two")
+    assert fits["n"] == 0
 
     def inner_bug(self, X, Y):
         raise InvalidParameterError("The 'C' parameter of SVC must be > 0. Got -1.0.")
