@@ -301,6 +301,22 @@ def test_page_status_differences_claims_and_environment(toy):
     assert str(toy) not in text and "/tmp" not in text      # links and paths are relative
 
 
+def test_setup_counts_and_timings_are_shown_not_counted(tmp_path):
+    """A "#..." count (fixed by the data or the config) and a time in seconds (the paper's
+    hardware) describe the setup: shown with their difference, never counted; a measured
+    whole number (models to best) is still compared exactly."""
+    write_table(pd.DataFrame([{"method": "A", "#models (paper)": 39, "#models (ours)": 39,
+                               "train s (paper)": 94, "train s (ours)": 32.4,
+                               "models to best (paper)": 5, "models to best (ours)": 17}]),
+                tmp_path, "caption")
+    _, cells = read_cells(tmp_path / "table.csv")
+    by = {c.quantity: c for c in cells}
+    assert by["#models"].within is None and by["train s"].within is None
+    assert by["#models"].tolerance.startswith("not counted (a setting")
+    assert by["train s"].difference == "-61.600"
+    assert by["models to best"].within is False
+
+
 def test_a_cell_holding_a_pipe_is_read_from_the_csv(tmp_path):
     write_table(pd.DataFrame([{"method": "A|B", "n (paper)": 10.0, "n (ours)": 13}]),
                 tmp_path, "caption")

@@ -220,6 +220,23 @@ def pair_columns(columns):
     return pairs
 
 
+#: what a cell of a "#..." quantity (a count the data or the config fixes: #data, #label,
+#: #models) or of seconds (a timing on the paper's hardware: ``train s``) says instead of a
+#: tolerance: shown, not counted (the claims judge speed as ratios measured here)
+NOT_A_RESULT = "not counted (a setting, data size or timing)"
+
+
+def describes_setup(quantity):
+    """True for a quantity that describes the setup rather than a result: a count marked
+    ``#`` (fixed by the data or the config) or a time in seconds (hardware-bound).
+
+    >>> [describes_setup(q) for q in ("#models", "train s", "Mean-AP", "models to best")]
+    [True, True, False, False]
+    """
+    q = quantity.strip()
+    return q.startswith("#") or q == "s" or q.endswith(" s") or q.endswith(" s/run")
+
+
 def read_cells(csv_path, percent=()):
     """(key column names, [Cell]) of one table: its Markdown (the cells as displayed) beside
     the CSV ``write_table`` wrote, else the CSV formatted as the Markdown would be.
@@ -243,5 +260,7 @@ def read_cells(csv_path, percent=()):
                 continue
             is_percent = "%" in p_col or "%" in o_col or column_side(p_col)[1] in percent
             diff, tol, within = compare_cell(paper, ours, percent=is_percent)
+            if describes_setup(quantity) and tol:
+                tol, within = NOT_A_RESULT, None
             cells.append(Cell(key, quantity, paper, ours, diff, tol, within))
     return keys, cells

@@ -89,8 +89,10 @@ def _summary(reports):
         "and the paper's number, never from ours: ±2 on a percentage (a `%` in the column "
         "or the config's `report.scale: 100`), ±0.02 on a fraction (the paper prints a "
         "number within [-1, 1] with decimals), exact (ours rounded to units) for a whole "
-        "number (a count or an index, where ±2 could not fail), and not counted for any "
-        "other number (a decimal above 1 in its own unit, e.g. a mean dimension): its "
+        "number (a count or an index, where ±2 could not fail), not counted for a count the "
+        "data or config fixes (`#data`, `#label`, `#models`) or a time in seconds (the "
+        "paper's hardware; the claims judge speed as ratios measured here), and not counted "
+        "for any other number (a decimal above 1 in its own unit, e.g. a mean dimension): its "
         f"difference is shown. {OUTSIDE} marks a difference outside the tolerance.",
         "* **claims passing**: the verdicts of `mlkit verify PAPER` that PASS on full "
         "results, of all the paper's claims (a verdict on quick results is labelled and not "
