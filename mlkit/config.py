@@ -280,6 +280,19 @@ class ExperimentSpec(_Strict):
         return self.datasets[0]
 
     @model_validator(mode="after")
+    def _labelled_fields_need_the_labelled_split(self):
+        """``n_labelled`` / ``n_test`` mean something only to ``split: labelled``: given with
+        another split (the config's, or a dataset's merged over it), they are an error, never
+        silently ignored."""
+        for d in self.datasets:
+            p = d.protocol_over(self.protocol)
+            given = [k for k in ("n_labelled", "n_test") if getattr(p, k) is not None]
+            if p.split != "labelled" and given:
+                raise ValueError(f"dataset {d.display}: {' and '.join(given)} apply to "
+                                 f"'split: labelled' only; its protocol's split is {p.split!r}")
+        return self
+
+    @model_validator(mode="after")
     def _metrics_for_methods(self):
         if self.methods and not self.metrics:
             raise ValueError("a config with methods needs at least one entry in 'metrics'")

@@ -191,3 +191,20 @@ def test_validation_size_zero_without_n_test_scores_the_whole_test_part():
         np.testing.assert_array_equal(np.sort(s.test),
                                       np.sort(np.concatenate([w.validation, w.test])))
         np.testing.assert_array_equal(_per_class(data.y, s.test), [6, 10, 8])
+
+
+def test_labelled_fields_outside_the_labelled_split_are_an_error():
+    """n_test / n_labelled mean something only to split: labelled: with another split (the
+    config's, or a dataset's merged over it) they are a config error, not silently dropped."""
+    common = dict(paper="t", artifact="a", metrics=["accuracy"],
+                  methods=[MethodSpec(name="cat")])
+    with pytest.raises(ValidationError, match="n_test apply to 'split: labelled' only"):
+        ExperimentSpec(**common, datasets=[DatasetSpec(name="msrc-v1")],
+                       protocol=ProtocolSpec(split="holdout", n_test=5))
+    with pytest.raises(ValidationError, match="dataset b: n_labelled and n_test apply"):
+        ExperimentSpec(**common, datasets=[DatasetSpec(name="msrc-v1", label="b", protocol={
+            "n_labelled": 5, "n_test": 5})], protocol=ProtocolSpec(split="cv", n_folds=3))
+    ok = ExperimentSpec(**common, datasets=[DatasetSpec(name="msrc-v1", protocol={
+        "n_labelled": 5, "n_test": 5})], protocol=ProtocolSpec(split="labelled",
+                                                               validation_size=0.0))
+    assert ok.datasets[0].protocol_over(ok.protocol).n_test == 5
