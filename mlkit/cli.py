@@ -44,8 +44,8 @@ def _say(ctx, text=""):
 
 _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=int,
                      help="Runs in parallel (joblib n_jobs; -1 = all cores): N uses N cores, "
-                          "each run with one BLAS/OpenMP thread on every backend. Never changes the "
-                          "numbers.")
+                          "each run with one BLAS/OpenMP thread (Dask: start workers with --nthreads 1, "
+                          "as BLAS limits are per process). Never changes the numbers.")
 _out = click.option("--out", type=click.Path(file_okay=False, path_type=Path),
                     help="Output folder (default: results/<paper>/<artifact>[-quick]).")
 _force = click.option("--force", is_flag=True, help="Recompute runs that already have a record.")
