@@ -10,7 +10,8 @@ from pathlib import Path
 
 from . import __version__
 
-__all__ = ["build_manifest", "git_revision", "package_versions", "runs_dir_of"]
+__all__ = ["build_manifest", "full_run_wall_time", "git_revision", "package_versions",
+           "runs_dir_of"]
 
 _PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "joblib", "pydantic",
              "click", "pyyaml", "dask", "distributed")
@@ -40,12 +41,29 @@ def git_revision():
     return rev + ("+dirty" if dirty else "")
 
 
+def full_run_wall_time(result, previous=None):
+    """Wall seconds of the invocation that computed every run of ``result``: this one's when
+    it reused none; else the value a previous manifest of the same runs (same keys) carried,
+    so a re-render keeps the time of the full run it renders; else None."""
+    if not result.reused:
+        return result.wall_time
+    if previous is None or result.computed:
+        return None
+    keys = sorted(r["key"] for r in result.records)
+    if sorted(r["key"] for r in previous.get("runs", [])) != keys:
+        return None
+    if previous.get("full_run_wall_time_s") is not None:
+        return previous["full_run_wall_time_s"]
+    return previous.get("wall_time_s") if not previous.get("runs_reused") else None
+
+
 def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, out_dir=None,
-                   extra=None):
+                   extra=None, previous=None):
     """A JSON-able dict: resolved config, seed, versions, git revision, machine and the wall
     time of every run (computed now or reused from an earlier invocation). With both
     ``runs_dir`` and ``out_dir`` (where the manifest goes), ``runs_dir_relative`` is the
-    records' folder relative to the manifest's, which :func:`runs_dir_of` follows."""
+    records' folder relative to the manifest's, which :func:`runs_dir_of` follows.
+    ``previous``: the manifest this one replaces (for :func:`full_run_wall_time`)."""
     relative = None
     if runs_dir is not None and out_dir is not None:
         relative = Path(os.path.relpath(os.path.abspath(runs_dir),
@@ -78,6 +96,7 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ou
         "runs_computed": result.computed,
         "runs_reused": result.reused,
         "wall_time_s": result.wall_time,
+        "full_run_wall_time_s": full_run_wall_time(result, previous),
         "runs": runs,
         **(extra or {}),
     }

@@ -222,9 +222,13 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
     write_json(Path(out_dir) / "summary.json", {
         "target": spec.target, "quick": quick, "provenance": result.provenance,
         "figures": rendered.figures})
+    try:
+        previous = read_json(Path(out_dir) / "manifest.json")
+    except (OSError, ValueError):
+        previous = None
     write_json(Path(out_dir) / "manifest.json", build_manifest(
         run_spec, result, quick=quick, command=command, runs_dir=runs_dir, out_dir=out_dir,
-        extra={"target_config": spec.resolved() if spec is not run_spec else None,
+        previous=previous, extra={"target_config": spec.resolved() if spec is not run_spec else None,
                "files": sorted(str(Path(f).name) for f in rendered.files)}))
     return rendered, result
 

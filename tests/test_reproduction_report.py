@@ -498,3 +498,24 @@ def test_a_manifest_finds_its_records_after_its_folder_is_renamed(tmp_path):
                               out_dir=tmp_path / "results/p/fig")
     assert manifest["runs_dir_relative"] == "."
     assert runs_dir_of(manifest, tmp_path / "fig-backup") == tmp_path / "fig-backup"
+
+
+def test_a_rerender_keeps_the_wall_time_of_the_full_run_it_renders():
+    from types import SimpleNamespace
+
+    from mlkit.manifest import full_run_wall_time
+
+    recs = [{"key": "a"}, {"key": "b"}]
+    full = SimpleNamespace(records=recs, computed=2, reused=0, wall_time=900.0)
+    assert full_run_wall_time(full) == 900.0
+    first = {"runs": recs, "wall_time_s": 900.0, "runs_reused": 0}
+    render = SimpleNamespace(records=recs, computed=0, reused=2, wall_time=0.5)
+    assert full_run_wall_time(render, first) == 900.0            # carried over
+    again = {"runs": recs, "wall_time_s": 0.5, "runs_reused": 2, "full_run_wall_time_s": 900.0}
+    assert full_run_wall_time(render, again) == 900.0            # and again
+    partial = SimpleNamespace(records=recs, computed=1, reused=1, wall_time=400.0)
+    assert full_run_wall_time(partial, first) is None            # part computed now
+    other = SimpleNamespace(records=[{"key": "a"}, {"key": "c"}], computed=0, reused=2,
+                            wall_time=0.5)
+    assert full_run_wall_time(other, first) is None              # other runs
+    assert full_run_wall_time(render, None) is None
