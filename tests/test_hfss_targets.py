@@ -166,6 +166,14 @@ def test_typical_pair_rule():
         assert pick([0.0] * 4, difficulty=how, ratio=1.0)[0] == (0, 2)     # all trivial
     with pytest.raises(MlkitError, match="difficulty"):
         pick([0.1] * 4, difficulty="median")
+    # "none", the paper's description: a large pair of size ratio about 1:2, no errors needed;
+    # (0, 1) is 100:50 (1:2) but (0, 3) is 300:100 (1:3) and (1, 2) 90:50 (1:1.8, within 10%)
+    assert typical_pair(pairs, None, counts, difficulty="none")[0] == (0, 1)
+    big = [(0, 1), (2, 3), (0, 2)]
+    sizes = [100, 50, 400, 210, 101]             # (2, 3): 400:210, 1:1.90, larger: chosen
+    assert typical_pair(big, None, sizes, difficulty="none")[0] == (2, 3)
+    equal = [(0, 1), (0, 2), (1, 2)]             # no pair near 1:2: the ratio nearest, the
+    assert typical_pair(equal, None, [30, 30, 31], difficulty="none")[0] == (0, 2)  # largest
     assert all_pairs([10, 0, 20]) == [(0, 2)]          # a removed class is never in a pair
     with pytest.raises(MlkitError):
         all_pairs([10, 0, 0])
@@ -270,7 +278,8 @@ def test_fig3_config_pairs():
             if p["source"] == "hfss-synthetic":
                 assert p["pair"] == ["sea water", "remnant"]          # the spec's pair
             else:
-                assert p["pair"] == "auto" and p["difficulty"] == "max"
+                # the and the paper's choice: a large pair of size ratio about 1:2
+                assert p["pair"] == "auto" and p["difficulty"] == "none"
 
 
 def test_subset_keeps_classes_and_sizes():

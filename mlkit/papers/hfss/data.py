@@ -36,6 +36,12 @@ pair; elsewhere ``pair: "auto"`` applies this documented rule (:func:`choose_pai
 3. ties by the size ratio nearest 1:``ratio`` (1:2, the paper's pair), then more samples, then
    the lower class indices.
 
+``difficulty: "none"`` is the paper's own description of its problem, "a large pair with a
+size ratio of about 1:2", with no difficulty computed (no SVM is fitted for the choice): among
+the pairs whose size ratio is within 10% of 1:``ratio``, the largest (more samples), ties by
+the ratio nearest 1:``ratio``, then the lower indices; when no pair is that close (classes of
+equal size), the ratio nearest 1:``ratio``, then the largest pair, then the lower indices.
+
 ``hfss_accuracy`` is accuracy computed from decision values (``needs="score"``), so that the
 runner records it after every stage of ``staged_decision_function`` (``curves: true``): a
 1-D score is a binary decision (> 0: class 1), a 2-D one is argmax over classes 0..C-1.
@@ -71,9 +77,13 @@ def typical_pair(pairs, errors, counts, ratio=2.0, difficulty="max"):
     is 0), the one whose error is nearest the mean error over *all* ``pairs``. Ties by the
     size ratio nearest 1:``ratio``, then more samples, then the indices. Returns
     ``(pair, target_error, n_nontrivial)``."""
-    if difficulty not in ("max", "mean"):
-        raise MlkitError(f"hfss-subset: difficulty is 'max' or 'mean'; got {difficulty!r}")
-    errors, counts = np.asarray(errors, float), np.asarray(counts)
+    if difficulty not in ("max", "mean", "none"):
+        raise MlkitError(f"hfss-subset: difficulty is 'max', 'mean' or 'none'; got "
+                         f"{difficulty!r}")
+    counts = np.asarray(counts)
+    if difficulty == "none":
+        return _large_pair(pairs, counts, ratio), float("nan"), 0
+    errors = np.asarray(errors, float)
     target = float(errors.max() if difficulty == "max" else errors.mean())
     keep = np.flatnonzero(errors > 0)
     if keep.size == 0:
@@ -86,6 +96,20 @@ def typical_pair(pairs, errors, counts, ratio=2.0, difficulty="max"):
                 pairs[i])
 
     return tuple(pairs[min(keep, key=key)]), target, int((errors > 0).sum())
+
+
+def _large_pair(pairs, counts, ratio):
+    """``difficulty: "none"`` (module docstring): a large pair of size ratio about 1:ratio."""
+    def r(p):
+        a, b = p
+        return max(counts[a], counts[b]) / min(counts[a], counts[b])
+
+    close = [p for p in pairs if abs(r(p) - ratio) <= 0.1 * ratio]
+    if close:
+        return tuple(min(close, key=lambda p: (-(counts[p[0]] + counts[p[1]]),
+                                              abs(r(p) - ratio), p)))
+    return tuple(min(pairs, key=lambda p: (round(abs(r(p) - ratio), 12),
+                                           -(counts[p[0]] + counts[p[1]]), p)))
 
 
 def whole_split(data, *, split_test_size=0.2, split_seed=0):
@@ -146,6 +170,18 @@ def choose_pair(data, *, ratio=2.0, difficulty="max", split_test_size=0.2, split
     y = np.asarray(data.y)
     counts = np.bincount(y, minlength=len(data.class_names or []))
     pairs = all_pairs(counts)
+    if difficulty == "none":
+        a, b = typical_pair(pairs, None, counts, ratio, "none")[0]
+        r = max(counts[a], counts[b]) / min(counts[a], counts[b])
+        near = sum(abs(max(counts[p]) / min(counts[p]) - ratio) <= 0.1 * ratio
+                   for p in map(list, pairs))
+        why = (f"the paper's description, a large pair of size ratio about 1:{ratio:g}: "
+               f"{counts[a]} vs {counts[b]} (1:{r:.2f}), "
+               + (f"the largest of the {near} pairs within 10% of that ratio"
+                  if near else f"no pair within 10% of 1:{ratio:g} (classes of equal size): "
+                               "the ratio nearest it, then the largest")
+               + f", of {len(pairs)} pairs")
+        return a, b, why
     errors = pair_difficulty(data, pairs, split_test_size=split_test_size,
                              split_seed=split_seed, n_folds=n_folds)
     (a, b), target, nontrivial = typical_pair(pairs, errors, counts, ratio, difficulty)

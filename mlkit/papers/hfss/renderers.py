@@ -432,12 +432,11 @@ def render_curves(result, out_dir, spec):
     caption = (f"{spec.title}. {opts.method}: OOB (blue) and test (green) accuracy after each "
                "weak SVM (rounds i, subspaces j inside) for one binary problem per dataset: "
                "the paper's pair (sea water vs remnant) on hfss-synthetic; on the real "
-               "datasets the hardest pair by the one-shot SVM's CV error on its share of the "
-               "training part of one stratified split of the whole dataset (see the problem "
-               "column), the problem then trained and tested on its share of that split, so "
-               "no test row enters the choice (the hardest, not the average, pair: chosen "
-               "after the pairs of average difficulty gave flat 100% HFSS curves on mfeat, "
-               "msrc-v1 and leaves100-19); roughness: "
+               "datasets the pair the config's pair: auto rule chose, named with its reason "
+               "in the problem column (the paper's description, a large pair of size ratio "
+               "about 1:2; classes of equal size leave the ratio 1:1), the problem trained and "
+               "tested on its share of one stratified split of the whole dataset, so no test "
+               "row enters the choice; roughness: "
                "mean |change| of the OOB curve over its last two thirds. "
                f"{provenance_caption(result)} {opts.caption}").strip()
     name = spec.artifact
