@@ -273,7 +273,8 @@ def hfss_accuracy(y_true, score):
 register_dataset("hfss-subset", load_hfss_subset, kind="multi-view", synthetic=False,
                  paper="hfss",
                  summary="a grouped-feature dataset restricted to one class pair (named, or "
-                         "'auto': the hardest pair by a training-part proxy) or a few "
+                         "'auto': by a documented rule, e.g. a large pair of size ratio "
+                         "about 1:2) or a few "
                          "samples per class (HFSS Figs. 3-7)")
 METRICS.register("hfss_accuracy", hfss_accuracy, needs="score", greater_is_better=True,
                  label="accuracy")

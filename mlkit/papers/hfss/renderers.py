@@ -444,7 +444,8 @@ def render_curves(result, out_dir, spec):
     files = save_figure(fig, out_dir, name, caption=(
         f"{spec.title}. {opts.method}: OOB (blue) and test (green) accuracy after each weak "
         "SVM, one binary problem per panel (hfss-synthetic: the paper's pair; real datasets: "
-        "the hardest pair by a training-part proxy, see table.md). " + figure_caption(result)))
+        "the pair the config's rule chose, named with its reason in table.md). "
+        + figure_caption(result)))
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     write_table(pd.DataFrame(points), out_dir, caption, name="curve")
     files += [out_dir / f"{n}.{e}" for n in ("table", "curve") for e in ("md", "csv", "tex")]
