@@ -91,25 +91,33 @@ def typical_pair(pairs, errors, counts, ratio=2.0, difficulty="max"):
 
     def key(i):
         a, b = pairs[i]
-        r = max(counts[a], counts[b]) / min(counts[a], counts[b])
-        return (round(abs(errors[i] - target), 12), abs(r - ratio), -(counts[a] + counts[b]),
-                pairs[i])
+        return (round(abs(errors[i] - target), 12), abs(_size_ratio(counts, pairs[i]) - ratio),
+                -(counts[a] + counts[b]), pairs[i])
 
     return tuple(pairs[min(keep, key=key)]), target, int((errors > 0).sum())
 
 
+def _size_ratio(counts, pair):
+    """The larger class's size over the smaller's."""
+    a, b = pair
+    return max(counts[a], counts[b]) / min(counts[a], counts[b])
+
+
+def _near_ratio(pairs, counts, ratio):
+    """The pairs whose size ratio is within 10% of 1:``ratio``."""
+    return [p for p in pairs if abs(_size_ratio(counts, p) - ratio) <= 0.1 * ratio]
+
+
 def _large_pair(pairs, counts, ratio):
     """``difficulty: "none"`` (module docstring): a large pair of size ratio about 1:ratio."""
-    def r(p):
-        a, b = p
-        return max(counts[a], counts[b]) / min(counts[a], counts[b])
+    def off(p):
+        return abs(_size_ratio(counts, p) - ratio)
 
-    close = [p for p in pairs if abs(r(p) - ratio) <= 0.1 * ratio]
+    close = _near_ratio(pairs, counts, ratio)
     if close:
-        return tuple(min(close, key=lambda p: (-(counts[p[0]] + counts[p[1]]),
-                                              abs(r(p) - ratio), p)))
-    return tuple(min(pairs, key=lambda p: (round(abs(r(p) - ratio), 12),
-                                           -(counts[p[0]] + counts[p[1]]), p)))
+        return tuple(min(close, key=lambda p: (-(counts[p[0]] + counts[p[1]]), off(p), p)))
+    return tuple(min(pairs, key=lambda p: (round(off(p), 12), -(counts[p[0]] + counts[p[1]]),
+                                           p)))
 
 
 def whole_split(data, *, split_test_size=0.2, split_seed=0):
@@ -172,9 +180,8 @@ def choose_pair(data, *, ratio=2.0, difficulty="max", split_test_size=0.2, split
     pairs = all_pairs(counts)
     if difficulty == "none":
         a, b = typical_pair(pairs, None, counts, ratio, "none")[0]
-        r = max(counts[a], counts[b]) / min(counts[a], counts[b])
-        near = sum(abs(max(counts[p]) / min(counts[p]) - ratio) <= 0.1 * ratio
-                   for p in map(list, pairs))
+        r = _size_ratio(counts, (a, b))
+        near = len(_near_ratio(pairs, counts, ratio))
         why = (f"the paper's description, a large pair of size ratio about 1:{ratio:g}: "
                f"{counts[a]} vs {counts[b]} (1:{r:.2f}), "
                + (f"the largest of the {near} pairs within 10% of that ratio"
