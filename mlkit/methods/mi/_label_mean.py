@@ -51,8 +51,9 @@ def label_mean_objective(params, A, y, K_Z, C):
         Row i is the mean kernel row of bag i, ``(1/n_i) 1^T K_{X_i,Z}``.
     y : ndarray of shape (n_bags,)
         +-1 labels.
-    K_Z : ndarray of shape (n_xv, n_xv)
-        Gram matrix of the XVs (with the ridge).
+    K_Z : ndarray of shape (n_xv, n_xv) or None
+        Gram matrix of the XVs (with the ridge); None is the identity (the whitened
+        coordinates of :func:`fit_label_mean_svm`, without an (n_xv, n_xv) product).
     C : float
 
     Returns
@@ -64,13 +65,17 @@ def label_mean_objective(params, A, y, K_Z, C):
         elsewhere (Eq. (16)).
     """
     beta, rho = params[:-1], params[-1]
-    f = A @ beta + rho
-    active = y * f < 1
-    slack = np.where(active, 1.0 - y * f, 0.0)
+    f = A @ beta
+    f += rho
+    yf = y * f
+    active = yf < 1
+    slack = np.where(active, 1.0 - yf, 0.0)
     dloss = np.where(active, 2.0 * (f - y), 0.0)
-    Kb = K_Z @ beta
-    value = 0.5 * beta @ Kb + C * slack @ slack
-    return value, np.r_[Kb + C * (A.T @ dloss), C * dloss.sum()]
+    Kb = beta if K_Z is None else K_Z @ beta
+    grad = np.empty(len(params))
+    grad[:-1] = Kb + C * (A.T @ dloss)
+    grad[-1] = C * dloss.sum()
+    return 0.5 * beta @ Kb + C * slack @ slack, grad
 
 
 def fit_label_mean_svm(A, Y, K_Z, C, init=None):
@@ -104,7 +109,6 @@ def fit_label_mean_svm(A, Y, K_Z, C, init=None):
     n_xv, n_problems = A.shape[1], Y.shape[1]
     L = scipy.linalg.cholesky(K_Z, lower=True)
     B = scipy.linalg.solve_triangular(L, A.T, lower=True).T          # A L^{-T}
-    eye = np.eye(n_xv)
     gamma, rho, value = np.zeros((n_xv, n_problems)), np.zeros(n_problems), np.zeros(n_problems)
     start = np.zeros((n_xv + 1, n_problems))
     if init is not None:
@@ -114,7 +118,7 @@ def fit_label_mean_svm(A, Y, K_Z, C, init=None):
     with single_threaded_blas():
         for c in range(n_problems):
             res = minimize(label_mean_objective, start[:, c], jac=True,
-                           args=(B, Y[:, c], eye, C), method="L-BFGS-B",
+                           args=(B, Y[:, c], None, C), method="L-BFGS-B",
                            options=LBFGS_OPTIONS)
             if not res.success:
                 warnings.warn(f"label-mean SVM (problem {c}): L-BFGS stopped early: "
