@@ -578,7 +578,7 @@ def _dask_client(scheduler, timeout):
 
 
 def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
-        connect_timeout=10.0, progress=False):
+        connect_timeout=10.0, progress=False, only=None):
     """Run every (method, split) of ``spec``, reusing the records already in ``out_dir``.
 
     Parameters
@@ -602,6 +602,10 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
         Seconds to wait for the scheduler before giving up with a clear error.
     progress : bool
         Show a progress bar.
+    only : callable, optional
+        ``only(dataset_display, method_display, split) -> bool``: reuse or compute only the
+        runs it accepts (a script's slice of a target's runs, e.g. a benchmark on the first
+        folds; their records are the target's own).
 
     Returns
     -------
@@ -630,6 +634,8 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             for spec_method in spec.methods:
                 # the method as run on this dataset, with its per-dataset parameters
                 method = ds.method_as_run(spec_method)
+                if only is not None and not only(ds.display, method.display, split):
+                    continue
                 key = _run_key(spec, ds, method, split)
                 path = record_path(out_dir, ds, method, split)
                 if not force and path.is_file():

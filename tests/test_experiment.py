@@ -293,6 +293,16 @@ def test_stale_records_never_mix_into_a_targets_results(results):
     assert quick and len(records) == 6          # not the 15 records of the first run
 
 
+def test_a_slice_of_runs_is_the_targets_own_records(tmp_path):
+    spec = load_spec(FIG4, overrides=SMALL)
+    part = run(spec, tmp_path, only=lambda d, m, s: m == "MSSBoost" and s.repeat < 2)
+    assert part.computed == 2 and {(r["method"], r["repeat"]) for r in part.records} == \
+        {("MSSBoost", 0), ("MSSBoost", 1)}
+    whole = run(spec, tmp_path)
+    assert (whole.computed, whole.reused) == (7, 2)
+    assert _numbers(run(spec, tmp_path / "fresh")) == _numbers(whole)
+
+
 def test_more_repeats_reuse_the_runs_already_done(tmp_path):
     first = run(load_spec(FIG4, overrides=SMALL), tmp_path)
     more = run(load_spec(FIG4, overrides=SMALL[1:] + ["protocol.repeats=4"]), tmp_path)
