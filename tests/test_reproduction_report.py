@@ -519,3 +519,12 @@ def test_a_rerender_keeps_the_wall_time_of_the_full_run_it_renders():
                             wall_time=0.5)
     assert full_run_wall_time(other, first) is None              # other runs
     assert full_run_wall_time(render, None) is None
+
+
+def test_results_roots_are_shown_once_even_when_the_shown_root_contains_one():
+    from mlkit.report.reproduction import root_shower
+
+    shown = root_shower(["/tmp/mlkit-report-x", "/work/main/results"], "../../work/main/results")
+    text = "see /tmp/mlkit-report-x/hfss/baseline and\n /work/main/results/lm3fe/table1"
+    assert shown(text) == ("see ../../work/main/results/hfss/baseline and "
+                           "../../work/main/results/lm3fe/table1")

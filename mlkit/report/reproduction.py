@@ -278,17 +278,22 @@ def _target_report(target, view):
 _VERDICT = {True: "PASS", False: "FAIL", None: "NOT RUN"}
 
 
+def root_shower(roots, shown_root):
+    """A function writing every results root of ``roots`` in a text as ``shown_root`` (and
+    the text on one line): one pass, longest root first, so a replaced path is never
+    rewritten again (the shown root may itself contain a shorter root, e.g.
+    ``../../work/main/results`` holds ``/work/main/results``)."""
+    pattern = re.compile("|".join(re.escape(r) for r in sorted(roots, key=len, reverse=True)))
+    return lambda text: pattern.sub(lambda _: shown_root, " ".join(str(text).split()))
+
+
 def _claim_reports(paper, shown_root, roots):
     """The claims of ``paper`` (``mlkit verify``), the results folders ``roots`` they may
     print shown as ``shown_root`` (the page's relative link to results/)."""
     if CLAIMS.peek(paper) is None:
         return []
 
-    def shown(text):
-        text = " ".join(str(text).split())
-        for root in roots:
-            text = text.replace(root, shown_root)
-        return text
+    shown = root_shower(roots, shown_root)
 
     out = []
     # claim by claim, in ``mlkit verify``'s order, so one that cannot read its results (a
