@@ -154,6 +154,12 @@ def test_claims_follow_the_thresholds(quick_runs):
     assert status[1] == "PASS", measured[1]
     # the converged sub-solvers' rises are printed beside the judged ones
     assert "beside it, LM3FE converged (sub-solvers 200 iterations / tol 1e-09)" in measured[4]
+    # the judged runs are those at the smallest sub-solver budget, whatever the config's order
+    cfg["methods"] = cfg["methods"][::-1]
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    status, measured = _verify()
+    assert "(last iterate), W restarted from 0, sub-solvers 20 iterations" in measured[4]
+    assert "beside it, LM3FE converged (sub-solvers 200 iterations / tol 1e-09)" in measured[4]
     # records made with the safeguards on are not judged (they hold by construction): the
     # scheme is read from the records judged, not from the config
     results, _, _ = quick_runs

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...methods.multimodal.lm3fe import LM3FE
 from ...registry import METRICS
 from ...report import format_mean_ci, new_figure, save_figure, write_table
 from ...targets import Rendered, register_renderer
@@ -348,9 +349,17 @@ def objective_rise(objective):
     return float(max(0.0, np.max(np.diff(o))) / max(abs(o[0]), 1e-300))
 
 
+def sub_solver_iterations(params):
+    """(iteration cap, tolerance) of the sub-solvers with these parameters (the estimator's
+    defaults, the authors' budget, where they are not given)."""
+    default = LM3FE()
+    return (params.get("sub_max_iter", default.sub_max_iter),
+            params.get("sub_tol", default.sub_tol))
+
+
 def sub_solver_budget(params):
     """The sub-solvers' stopping rule of these parameters, in words."""
-    it, tol = params.get("sub_max_iter", 100), params.get("sub_tol", 1e-3)
+    it, tol = sub_solver_iterations(params)
     authors = " (the authors' code)" if (it, tol) == (100, 1e-3) else ""
     return f"sub-solvers {it} iterations / tol {tol:g}{authors}"
 
