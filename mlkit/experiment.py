@@ -32,7 +32,7 @@ from .metrics import average_precision_score
 from .registry import METHODS, METRICS
 
 __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest_records",
-           "method_seed", "build_estimator", "fit_method", "numerics_revision",
+           "method_seed", "build_estimator", "fit_method", "numerics_revision", "planned_runs",
            "check_parallel", "validation_search"]
 
 logger = logging.getLogger(__name__)
@@ -235,6 +235,24 @@ def make_splits(data, protocol):
         for f, (tr, te) in enumerate(folds):
             splits.append(Split(r, f, tr, te, _seed(seed, f)))
     return splits
+
+
+def planned_runs(spec, out_dir):
+    """(run key, record path) of every run ``spec`` makes, without loading any data (the
+    split numbers follow from the protocol alone: ``n_folds`` folds per repeat for ``cv``,
+    one per repeat otherwise); e.g. how much of a long run its records hold."""
+    plan = []
+    for ds in spec.datasets:
+        protocol = ds.protocol_over(spec.protocol)
+        folds = protocol.n_folds if protocol.split == "cv" else 1
+        for r in range(protocol.repeats):
+            for f in range(folds):
+                split = Split(r, f, None, None, 0)
+                for spec_method in spec.methods:
+                    method = ds.method_as_run(spec_method)
+                    plan.append((_run_key(spec, ds, method, split),
+                                 record_path(out_dir, ds, method, split)))
+    return plan
 
 
 def numerics_revision(method_name, params=None):

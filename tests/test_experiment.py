@@ -362,3 +362,18 @@ def test_fingerprint_reads_the_data_without_changing_it():
     Y2 = Y.copy()
     Y2[0, 1] = 1
     assert MultiLabelDataset(name="toy", X=X, Y=Y2).fingerprint() != f
+
+
+def test_planned_runs_are_the_runs_a_config_makes_without_loading_data(tmp_path):
+    from mlkit.experiment import planned_runs
+
+    spec = load_spec(FIG4, overrides=SMALL)
+    done = run(spec, tmp_path)
+    plan = planned_runs(spec, tmp_path)
+    assert sorted(key for key, _ in plan) == sorted(r["key"] for r in done.records)
+    assert all(p.is_file() for _, p in plan)
+    cv = load_spec(FIG4, overrides=SMALL[1:] + ["protocol.split=cv", "protocol.n_folds=2",
+                                                 "protocol.repeats=2"])
+    done = run(cv, tmp_path / "cv")
+    assert sorted(k for k, _ in planned_runs(cv, tmp_path / "cv")) == \
+        sorted(r["key"] for r in done.records) and len(done.records) == 12

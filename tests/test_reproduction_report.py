@@ -528,3 +528,21 @@ def test_results_roots_are_shown_once_even_when_the_shown_root_contains_one():
     text = "see /tmp/mlkit-report-x/hfss/baseline and\n /work/main/results/lm3fe/table1"
     assert shown(text) == ("see ../../work/main/results/hfss/baseline and "
                            "../../work/main/results/lm3fe/table1")
+
+
+def test_a_long_run_not_finished_shows_how_many_of_its_runs_are_recorded(toy):
+    from mlkit.experiment import planned_runs
+    from mlkit.targets import target_spec
+
+    target = resolve_target(f"{PAPER}/fig2")
+    plan = planned_runs(target_spec(target)[1], toy / "results" / PAPER / "fig2")
+    assert len(plan) == 5 * 2                    # 5 datasets x 2 methods, one holdout split
+    for key, path in plan[:3]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"key": key, "metrics": {}}))
+    plan[2][1].write_text(json.dumps({"key": "stale", "metrics": {}}))   # another key
+    text, reports = _page(toy)
+    assert [t.progress for t in reports[0].targets if t.artifact == "fig2"] == [(2, 10)]
+    assert "| not run; full run in progress: 2 of 10 runs recorded |" in text
+    assert ("Status: **not run** (`mlkit reproduce reprotoy/fig2`). Full run in progress: 2 "
+            "of 10 runs recorded; `mlkit reproduce reprotoy/fig2` resumes from them.") in text

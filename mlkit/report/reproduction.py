@@ -31,6 +31,7 @@ from typing import Optional
 
 from .._errors import MlkitError
 from .._io import read_json, write_text
+from ..experiment import planned_runs
 from ..registry import CLAIMS, DATASETS, METRICS, TARGETS
 from ..targets import results_root, target_spec
 from ..verify import claims_of
@@ -70,6 +71,7 @@ class TargetReport:
     kinds: list = field(default_factory=list)       # the kinds of data, in order
     headline: dict = field(default_factory=dict)    # summary.json figures
     manifest: Optional[dict] = None
+    progress: Optional[tuple] = None                # (runs recorded, runs planned), not full
 
     @property
     def cells(self):
@@ -240,6 +242,20 @@ def _percent_quantities(spec, run_spec):
     return {METRICS.entry(m).meta.get("label", m) for m in run_spec.metrics if m in METRICS}
 
 
+def _recorded_runs(target, run_spec, view):
+    """(runs whose record the view holds under their current key, runs planned) of a target
+    not run in full, or None when none is recorded (a long run resumes from them)."""
+    plan = planned_runs(run_spec, view.root / target.paper / target.config_artifact)
+    done = 0
+    for key, path in plan:
+        if view.has(path):
+            try:
+                done += read_json(path).get("key") == key
+            except (OSError, ValueError):
+                pass
+    return (done, len(plan)) if done else None
+
+
 def _target_report(target, view):
     out, status = view.target_dir(target, quick=False), FULL
     if out is None:
@@ -253,6 +269,8 @@ def _target_report(target, view):
         where = str(target.config_path.parent.parent) + os.sep
         spec = run_spec = None
         rep.data = [f"config error: {str(exc).replace(where, 'configs/')}"]
+    if status != FULL and run_spec is not None:
+        rep.progress = _recorded_runs(target, run_spec, view)
     if out is not None:
         rep.manifest = read_json(out / "manifest.json")
         rep.headline = read_json(out / "summary.json").get("figures", {})

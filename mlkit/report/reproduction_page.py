@@ -117,7 +117,14 @@ def _cells_cell(t):
 
 
 def _status(t):
-    return {FULL: "full run", QUICK: "*quick* run only", NOT_RUN: "not run"}[t.status]
+    text = {FULL: "full run", QUICK: "*quick* run only", NOT_RUN: "not run"}[t.status]
+    return text + (f"; {_progress(t)}" if t.progress else "")
+
+
+def _progress(t):
+    """How much of a target's full run its committed records hold (it resumes from them)."""
+    done, total = t.progress
+    return f"full run in progress: {done:,} of {total:,} runs recorded"
 
 
 def _claims(paper, claims):
@@ -149,14 +156,16 @@ def _cells_table(table):
 def _target(t, page_dir):
     lines = [f'<a id="{_anchor(t.name)}"></a>', "",
              f"### `{t.name}`: {_md(t.title)}" if t.title else f"### `{t.name}`", ""]
+    progress = (f" {_progress(t).capitalize()}; `mlkit reproduce {t.name}` resumes from them."
+                if t.progress else "")
     if t.status == NOT_RUN:
-        lines += [f"Status: **not run** (`mlkit reproduce {t.name}`).", ""]
+        lines += [f"Status: **not run** (`mlkit reproduce {t.name}`).{progress}", ""]
     else:
         quick = " (the `--quick` settings: shown, not counted)" if t.status == QUICK else ""
         tables = ", ".join(f"[{x.path.name}]({_link(x.path, page_dir)})" for x in t.tables)
         lines += [f"Status: **{t.status}**{quick}. Results: "
                   f"[`{_link(t.out_dir, page_dir)}/`]({_link(t.out_dir, page_dir)})"
-                  + (f"; full table: {tables}" if tables else "") + ".", ""]
+                  + (f"; full table: {tables}" if tables else "") + "." + progress, ""]
     if t.data:
         lines += ["Data: " + "; ".join(t.data) + ".", ""]
     if t.status == NOT_RUN:
