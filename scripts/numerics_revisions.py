@@ -27,11 +27,40 @@ ROOT = Path(__file__).resolve().parents[1]
 FILE = ROOT / "tests" / "numerics_revisions.json"
 
 
+def _numeric(name):
+    """Whether module ``name`` computes numbers (the methods and the kernel helpers), as
+    opposed to the registries, errors and I/O every module imports."""
+    return name == "mlkit.kernels" or name.startswith("mlkit.methods.")
+
+
+def _imported(module):
+    """The numeric mlkit modules whose names ``module`` binds (modules, or their functions
+    and classes)."""
+    out = set()
+    for value in vars(module).values():
+        name = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+        if isinstance(name, str) and _numeric(name) and name in sys.modules:
+            out.add(name)
+    return out
+
+
+def source_modules(cls):
+    """The mlkit modules that define ``cls`` and its bases and the numeric mlkit modules they
+    import, transitively (e.g. an inner solver, the kernel helpers), sorted."""
+    modules = {k.__module__ for k in cls.__mro__ if k.__module__.startswith("mlkit.")}
+    todo = list(modules)
+    while todo:
+        for name in _imported(sys.modules[todo.pop()]) - modules:
+            modules.add(name)
+            todo.append(name)
+    return sorted(modules)
+
+
 def source_hash(cls):
-    """SHA-256 of the sources of the mlkit modules that define ``cls`` and its bases."""
-    modules = sorted({k.__module__ for k in cls.__mro__ if k.__module__.startswith("mlkit.")})
+    """SHA-256 of the sources of :func:`source_modules`: a change in any of them can change
+    the method's numbers."""
     digest = hashlib.sha256()
-    for name in modules:
+    for name in source_modules(cls):
         digest.update(name.encode())
         digest.update(inspect.getsource(sys.modules[name]).encode())
     return digest.hexdigest()

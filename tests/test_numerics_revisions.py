@@ -48,3 +48,13 @@ def test_the_revision_is_part_of_the_run_key():
     finally:
         MSSBoost.numerics_revision = old
     assert _run_key(cfg, ds, method, split) == before
+
+
+def test_the_source_covers_the_helpers_a_method_computes_with():
+    from mlkit.methods.mi import RS, SparseMI
+
+    sparsemi = revisions.source_modules(SparseMI)
+    assert {"mlkit.kernels", "mlkit.methods.mi._label_mean", "mlkit.methods.mi.sparsemi",
+            "mlkit.methods.mi._base"} <= set(sparsemi)
+    assert "mlkit.methods.mi.mikernel" in revisions.source_modules(RS)   # its dense SVM
+    assert not any(m in sparsemi for m in ("mlkit.registry", "mlkit._errors", "mlkit.config"))

@@ -242,7 +242,7 @@ def test_estimator_contract_and_determinism():
     np.testing.assert_array_equal(a.decision_function(bags), b.decision_function(bags))
     c = clone(model).set_params(random_state=4).fit(bags, y)
     assert not np.array_equal(a.expansion_vectors_, c.expansion_vectors_)
-    assert SparseMI.numerics_revision == 1
+    assert SparseMI.numerics_revision == 2
     assert METHODS.peek("sparsemi") is SparseMI
     with pytest.raises(ValueError, match="'t_max' parameter"):
         SparseMI(t_max=-1).fit(bags, y)
@@ -306,3 +306,30 @@ def test_only_the_svm_initialisation_is_keyed_by_its_own_revision():
     assert numerics_revision("sparsemi", {}) == base
     svm = numerics_revision("sparsemi", {"init": "svm"})
     assert svm != base and str(SparseMI.svm_init_revision) in str(svm)
+
+
+def test_unit_step_is_a_displacement_of_length_lambda():
+    """step_direction="unit": Z' = Z - lambda G / ||G||_F, so every accepted step moves the
+    XVs by exactly lambda (lambda0 = their mean pairwise distance, doubled or halved)."""
+    bags, y = make_mi(n_bags=60, n_classes=3, seed=3)
+    model = SparseMI(n_xv=4, C=100.0, gamma=0.5, t_max=6, random_state=0, standardize=False,
+                     record_path=True, last_try="continue").fit(bags, y)
+    path = model.xv_path_
+    Z0 = path[0]
+    lam0 = np.mean([np.linalg.norm(a - b) for i, a in enumerate(Z0) for b in Z0[i + 1:]])
+    steps = [np.linalg.norm(b - a) for a, b in zip(path[:-1], path[1:])]
+    assert len(steps) == model.n_iter_ >= 3
+    powers = np.log2(np.asarray(steps) / lam0)
+    np.testing.assert_allclose(powers, np.round(powers), atol=1e-8)
+
+
+def test_raw_gradient_step_overshoots_where_the_unit_step_descends():
+    """The literal Z - lambda dg/dZ (step_direction="raw") with lambda0 a distance: with many
+    bags and a large C the gradient is so large that 10 halvings never find a decrease (the
+    COREL-20 / TST behaviour); along the unit gradient the same fit descends."""
+    bags, y = make_mi(n_bags=200, n_classes=3, seed=4)
+    common = dict(n_xv=5, C=1000.0, gamma=0.5, t_max=5, random_state=0)
+    raw = SparseMI(step_direction="raw", **common).fit(bags, y)
+    unit = SparseMI(**common).fit(bags, y)
+    assert raw.n_iter_ <= 1 and raw.stop_reason_ in ("line_search", "last_try")
+    assert unit.n_iter_ == 5 and unit.objective_[-1] < raw.objective_[-1]

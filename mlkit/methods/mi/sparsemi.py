@@ -133,9 +133,10 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
 
     solving the inner problem with L-BFGS (Eq. (14)-(16), warm-started from the previous
     solve) and Z by gradient descent with the line search of Algorithm 1 (Eq. (18)):
-    ``Z' = Z - lambda dg/dZ``; any decrease of g is accepted (lambda doubles when the first
-    try succeeds), otherwise lambda halves, up to ``s_max`` tries; at most ``t_max`` outer
-    iterations. The initial lambda is the mean pairwise distance of the initial XVs. With
+    ``Z' = Z - lambda D``, D the gradient dg/dZ scaled to unit length (``step_direction``);
+    any decrease of g is accepted (lambda doubles when the first try succeeds), otherwise
+    lambda halves, up to ``s_max`` tries; at most ``t_max`` outer iterations. The initial
+    lambda is the mean pairwise distance of the initial XVs (1 with a single XV). With
     several classes the one-vs-rest problems share Z and g is their sum (Eq. (19)-(20)).
     A bag is scored by the mean instance score (Eq. (8)); ``predict`` takes the sign, or the
     class with the largest score.
@@ -170,6 +171,17 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         Distribution of the random initial coefficients v_j in the basis form (not stated in
         [1]_: "randomly generated"). "simplex": uniform on the simplex (a random convex
         combination of the basis vectors); "normal": N(0, 1/Q) entries.
+    step_direction : {"unit", "raw"}, default="unit"
+        What lambda multiplies in ``Z' = Z - lambda D`` (not stated in [1]_, whose Algorithm 1
+        writes ``Z - lambda dg/dZ`` with lambda starting at "the average pairwise distance
+        between initial XVs", a length). "unit": the gradient scaled to unit Frobenius norm
+        (in input space, also in the basis form), so lambda is the length of the step, as
+        its initial value implies. "raw": the gradient itself, literally. The gradient's size
+        grows with C and the number of bags (Eq. (18) sums over all of them): the literal
+        first step moves the XVs hundreds to thousands of times their spread, 10 halvings
+        (s_max) rarely bring it back, and the fit stops after 0-1 iterations on COREL-20 and
+        on most TST k-means starts, where the paper's Fig. 4 shows the objective falling
+        over its first iterations on these sets.
     s_max : int, default=10
         Line-search tries per outer iteration (paper: 10).
     t_max : int, default=50
@@ -222,7 +234,8 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     n_iter_ : int
         Accepted outer iterations.
     stop_reason_ : str
-        "t_max", "tol", "line_search" (all s_max tries failed) or "last_try".
+        "t_max", "tol" (also a zero gradient), "line_search" (all s_max tries failed) or
+        "last_try".
     xv_path_ : list of ndarray of shape (n_xv, n_features)
         The XVs in input units at the start and after every accepted outer iteration (only
         with ``record_path=True``).
@@ -241,10 +254,13 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     [0, 1, 0, 1]
     """
 
-    numerics_revision = 1
+    #: 2: the step along the unit gradient (``step_direction="unit"``) by default
+    numerics_revision = 2
     #: revision of the "svm" initialisation alone (2: its linear SVM is solved in the primal
-    #: to convergence; liblinear's dual stopped at 5000 iterations unconverged on TST)
-    svm_init_revision = 2
+    #: to convergence; liblinear's dual stopped at 5000 iterations unconverged on TST; 3: in
+    #: the basis form, the basis rows its instances replace are drawn at random, not always
+    #: the highest-numbered ones)
+    svm_init_revision = 3
     _quick_params = {"n_xv": 3, "t_max": 3, "random_state": 0}
 
     _parameter_constraints = {
@@ -253,6 +269,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         "init": [StrOptions({"random", "kmeans", "svm"}), "array-like"],
         "n_basis": [Interval(Integral, 1, None, closed="left"), None],
         "basis_coef_init": [StrOptions({"simplex", "normal"})],
+        "step_direction": [StrOptions({"unit", "raw"})],
         "s_max": [Interval(Integral, 1, None, closed="left")],
         "t_max": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -264,15 +281,16 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     }
 
     def __init__(self, n_xv=10, *, C=1.0, gamma="scale", init="random", n_basis=None,
-                 basis_coef_init="simplex", s_max=10, t_max=50, tol=1e-6, last_try="stop",
-                 jitter=1e-3, random_state=None, standardize=True, record_path=False,
-                 keep_stages=False):
+                 basis_coef_init="simplex", step_direction="unit", s_max=10, t_max=50,
+                 tol=1e-6, last_try="stop", jitter=1e-3, random_state=None, standardize=True,
+                 record_path=False, keep_stages=False):
         self.n_xv = n_xv
         self.C = C
         self.gamma = gamma
         self.init = init
         self.n_basis = n_basis
         self.basis_coef_init = basis_coef_init
+        self.step_direction = step_direction
         self.s_max = s_max
         self.t_max = t_max
         self.tol = tol
@@ -379,8 +397,9 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
             self.basis_ = X[basis_rows]
             return _BasisGeometry(X, self.basis_, self.gamma_), V
         points, rows = self._initial_points(X, offsets, Y, rng)
-        if rows is not None:                        # svm: its instances join the basis
-            keep = np.setdiff1d(basis_rows, rows)[:max(Q - len(rows), 0)]
+        if rows is not None:                        # svm: its instances join the basis,
+            rest = np.setdiff1d(basis_rows, rows)   # in place of random basis rows
+            keep = np.sort(rng.permutation(rest)[:max(Q - len(rows), 0)])
             basis_rows = np.r_[rows, keep]
         basis = X[basis_rows]
         self.basis_ = basis
@@ -448,6 +467,12 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
             while t < self.t_max:
                 G = _objective_gradient(geometry, params, (K_xz, K_z, offsets, Y), beta, rho,
                                         self.C)
+                if self.step_direction == "unit":
+                    norm = float(np.linalg.norm(geometry.points(G)))
+                    if not norm > 0:                # a stationary point: no direction
+                        self.stop_reason_ = "tol"
+                        break
+                    G = G / norm
                 accepted = None
                 for s in range(1, self.s_max + 1):
                     trial = params - step * G
