@@ -572,3 +572,13 @@ def test_predict_checks_the_feature_dimension(problem):
     model = MIKernel().fit(bags, y)
     with pytest.raises(ValueError, match="bag 0 has 3 features, but MIKernel was fitted with 4"):
         model.predict([np.ones((2, 3))])
+
+
+def test_alternating_svms_record_their_iterations_and_cycles():
+    bags, y = make_mi(n_bags=30, n_classes=3)
+    for cls in (miSVM, MISVM):
+        model = cls(C=10).fit(bags, y)
+        extras = model.run_record_extras()
+        assert extras["n_iter"] == model.n_iter_.tolist() and len(extras["n_iter"]) == 3
+        assert extras["cycles"] == list(model.cycles_) and extras["n_xv"] == model.n_xv_
+        assert all(1 <= n <= model.max_iter for n in extras["n_iter"])

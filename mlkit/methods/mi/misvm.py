@@ -192,6 +192,15 @@ class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
+    def run_record_extras(self):
+        """N_XV, the SVMs trained per binary problem (``n_iter``) and the period of every
+        cycle the alternation stopped on (``cycles``): how many iterations a set needs."""
+        out = super().run_record_extras()
+        if hasattr(self, "n_iter_"):
+            out.update(n_iter=[int(v) for v in self.n_iter_],
+                       cycles=[int(v) for v in self.cycles_])
+        return out
+
     def __init__(self, C=1.0, *, gamma="scale", max_iter=50, standardize=True):
         self.C = C
         self.gamma = gamma
@@ -295,7 +304,6 @@ class miSVM(_AlternatingSVM):
 
     def _fit_binary(self, K, offsets, y):
         pos_inst, pos_offsets = self._positive_part(offsets, y)
-        K_pos = K[pos_inst]
         labels = y[bag_index(offsets)].copy()
         seen, svms = {}, []
         for it in range(1, self.max_iter + 1):
