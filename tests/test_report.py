@@ -55,7 +55,7 @@ def test_percent_table_has_paper_beside_ours_with_equal_decimals(tmp_path):
     assert "not public" in lines["GENRE/(all)"]           # a row for data we cannot run
     assert out.figures["accuracy.musk1.MI-Kernel"] == pytest.approx(87.0)
     # C = 10 is the top of its 3-value grid in one of musk1's two runs: a footnote says so
-    assert "C chosen at the edge of its grid [0.1, 10] in 1 of 2 runs" in md
+    assert "C chosen at the upper edge 10 in 1 of 2 runs (grid [0.1, 10])" in md
     assert {p.name for p in out.files} >= {"table.md", "table.csv", "table.tex"}
 
 

@@ -93,11 +93,15 @@ def metric_rows(result, spec, opts):
                 numeric = [v for v in values if isinstance(v, (int, float))]
                 if len(numeric) < 3:        # with two values every choice is an edge
                     continue
-                edge = sum(v in (min(numeric), max(numeric)) for v in picked if v is not None)
-                if edge:
-                    notes.append(f"{m.display} on {ds.display}: {key} chosen at the edge of "
-                                 f"its grid [{min(numeric):g}, {max(numeric):g}] in {edge} of "
-                                 f"{len(recs)} runs")
+                lo, hi = min(numeric), max(numeric)
+                at = [(side, sum(v == edge for v in picked if v is not None))
+                      for side, edge in (("lower", lo), ("upper", hi))]
+                at = [f"the {side} edge {edge:g} in {n}" for (side, n), edge in
+                      zip(at, (lo, hi)) if n]
+                if at:
+                    notes.append(f"{m.display} on {ds.display}: {key} chosen at "
+                                 f"{' and '.join(at)} of {len(recs)} runs (grid "
+                                 f"[{lo:g}, {hi:g}])")
             row["runs"] = len(recs)
             row["fit s"] = float(np.mean([r["timings"]["fit_s"] for r in recs]))
             rows.append(row)

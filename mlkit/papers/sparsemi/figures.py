@@ -8,6 +8,8 @@ to 2-D for display (as the paper does), which is not a classifier of the figure.
 evaluates the models recorded in the runs (``record_path=True``: XVs, beta, rho) on a grid.
 """
 
+from typing import Optional
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -344,6 +346,7 @@ class Fig4Options(BaseModel):
     # within stable_tol points of its final value (our operationalisation of claim 4)
     stable_tol: float = Field(1.0, gt=0)
     curve_metric: str = "hfss_accuracy"        # the score-type accuracy of the runner's curves
+    caption: Optional[str] = None              # said after the generic caption
 
 
 def carried(values, length):
@@ -362,49 +365,66 @@ def stable_from(curve, tol):
 @register_renderer("sparsemi/fig4", options=Fig4Options)
 def render_fig4(result, out_dir, spec):
     """Fig. 4: mean objective (solid) and mean test accuracy (broken) vs outer iteration,
-    from the runs' objective histories and staged test curves."""
+    from the runs' objective histories and staged test curves; one line pair per method of
+    the config (the first is the one the claims judge; its summary keys carry no method)."""
     opts = spec.options
     L = opts.iterations + 1
+    methods = [m.display for m in result.spec.methods]
     sets = [ds.display for ds in result.spec.datasets if result.records_of(dataset=ds.display)]
     fig, axes = new_figure(len(sets), width=3.8, height=2.8)
     rows, figures = [], {}
+    styles = [("k", "tab:red"), ("0.6", "tab:orange"), ("tab:blue", "tab:green")]
     for ax, ds in zip(axes, sets):
-        recs = result.records_of(dataset=ds)
-        if any(opts.curve_metric not in r.get("curves", {}) for r in recs):
-            raise ValueError(f"fig4: the runs of {ds} have no {opts.curve_metric} curve; the "
-                             "config needs curves: true and SparseMI keep_stages: true")
-        obj = np.array([carried(r["model"]["objective"], L) for r in recs])
-        acc = 100 * np.array([carried(r["curves"][opts.curve_metric], L) for r in recs])
-        t = np.arange(L)
-        ax.plot(t, obj.mean(axis=0), "k-", lw=1.2, label="objective")
+        ax2 = ax.twinx()
+        counts = []
+        for i, method in enumerate(methods):
+            recs = result.records_of(dataset=ds, method=method)
+            if not recs:
+                continue
+            if any(opts.curve_metric not in r.get("curves", {}) for r in recs):
+                raise ValueError(f"fig4: the runs of {ds} have no {opts.curve_metric} curve; "
+                                 "the config needs curves: true and SparseMI keep_stages: true")
+            obj = np.array([carried(r["model"]["objective"], L) for r in recs])
+            acc = 100 * np.array([carried(r["curves"][opts.curve_metric], L) for r in recs])
+            t = np.arange(L)
+            line, dashed = styles[i % len(styles)]
+            tag = "" if len(methods) == 1 else f" ({method})"
+            ax.plot(t, obj.mean(axis=0), "-", color=line, lw=1.2, label="objective" + tag)
+            ax2.plot(t, acc.mean(axis=0), "--", color=dashed, lw=1.2)
+            if ax is axes[0]:
+                ax.plot([], [], "--", color=dashed, label="test accuracy" + tag)
+            counts.append(len(recs))
+            mean_acc = acc.mean(axis=0)
+            monotone = bool(np.all(np.diff(obj, axis=1) <= 1e-9 * np.abs(obj[:, :-1]) + 1e-12))
+            stab = stable_from(mean_acc, opts.stable_tol)
+            iters = float(np.mean([r["model"]["n_iter"] for r in recs]))
+            key = ds if i == 0 else f"{ds}.{method}"
+            figures.update({f"monotone.{key}": monotone, f"stable_from.{key}": stab,
+                            f"accuracy@0.{key}": float(mean_acc[0]),
+                            f"accuracy@final.{key}": float(mean_acc[-1]),
+                            f"mean_iterations.{key}": iters})
+            row = {"dataset": ds, "method": method, "runs": len(recs),
+                   "objective non-increasing": "yes" if monotone else "no",
+                   "mean iterations run": iters,
+                   "objective @0": round(float(obj.mean(axis=0)[0]), 4),
+                   "objective @final": round(float(obj.mean(axis=0)[-1]), 4)}
+            for k in sorted({0, 1, 5, 10, 20, opts.iterations}):
+                if k < L:
+                    row[f"acc @{k}"] = round(float(mean_acc[k]), 2)
+            row["stable from (ours)"] = stab
+            row["stable from (paper)"] = "~10-20"
+            rows.append(row)
         ax.set_xlabel("iteration")
         ax.set_ylabel("objective g(Z)")
-        ax2 = ax.twinx()
-        ax2.plot(t, acc.mean(axis=0), "--", color="tab:red", lw=1.2, label="test accuracy")
-        if ax is axes[0]:
-            ax.plot([], [], "--", color="tab:red", label="test accuracy")
         ax2.set_ylabel("test accuracy %", color="tab:red")
-        ax.set_title(f"{ds} ({len(recs)} split{'s' if len(recs) > 1 else ''})", fontsize=8)
-        mean_acc = acc.mean(axis=0)
-        monotone = bool(np.all(np.diff(obj, axis=1) <= 1e-9 * np.abs(obj[:, :-1]) + 1e-12))
-        stab = stable_from(mean_acc, opts.stable_tol)
-        figures.update({f"monotone.{ds}": monotone, f"stable_from.{ds}": stab,
-                        f"accuracy@0.{ds}": float(mean_acc[0]),
-                        f"accuracy@final.{ds}": float(mean_acc[-1])})
-        row = {"dataset": ds, "runs": len(recs),
-               "objective non-increasing": "yes" if monotone else "no",
-               "mean iterations run": float(np.mean([r["model"]["n_iter"] for r in recs]))}
-        for k in sorted({0, 1, 5, 10, 20, opts.iterations}):
-            if k < L:
-                row[f"acc @{k}"] = round(float(mean_acc[k]), 2)
-        row["stable from (ours)"] = stab
-        row["stable from (paper)"] = "~10-20"
-        rows.append(row)
+        n = max(counts)
+        ax.set_title(f"{ds} ({n} split{'s' if n > 1 else ''})", fontsize=8)
     axes[0].legend(fontsize=6, loc="center right")
     fig.subplots_adjust(wspace=0.6)
     caption = (f"Data: {result.provenance}. Mean over class-stratified 50/50 splits; a run "
                "stopped early carries its last values forward. Test accuracy of every "
-               "iteration's recorded model on the split's test bags.")
+               "iteration's recorded model on the split's test bags."
+               + (f" {opts.caption}" if opts.caption else ""))
     files = save_figure(fig, out_dir, "fig4", caption=caption)
     text = write_table(pd.DataFrame(rows), out_dir, f"Fig. 4 (paper: curves only; accuracy "
                        f"'stabilises after ~10-20 iterations'). 'stable from' = first "
