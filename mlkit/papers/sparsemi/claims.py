@@ -101,6 +101,10 @@ def claim_4():
                      f"{np.round(final, 2).tolist()} ({dist:.2f} from the paper's positions)")
     if not parts:
         return _missing("fig2")
+    for key in sorted(k for k in figs if k.startswith("final_xvs.")):
+        ds = key.split(".", 1)[1]
+        if ds not in goals:             # another start drawn beside the judged one
+            parts.append(f"not judged: {ds}: final XVs {np.round(figs[key], 2).tolist()}")
     tag = _tag(out_dir, quick)
     t4, r4, out4, quick4 = _saved("fig4")
     if t4 is None:
