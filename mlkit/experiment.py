@@ -237,12 +237,15 @@ def make_splits(data, protocol):
     return splits
 
 
-def planned_runs(spec, out_dir):
+def planned_runs(spec, out_dir, datasets=None):
     """(run key, record path) of every run ``spec`` makes, without loading any data (the
     split numbers follow from the protocol alone: ``n_folds`` folds per repeat for ``cv``,
-    one per repeat otherwise); e.g. how much of a long run its records hold."""
+    one per repeat otherwise); e.g. how much of a long run its records hold. ``datasets``:
+    only the datasets with these display names."""
     plan = []
     for ds in spec.datasets:
+        if datasets is not None and ds.display not in datasets:
+            continue
         protocol = ds.protocol_over(spec.protocol)
         folds = protocol.n_folds if protocol.split == "cv" else 1
         for r in range(protocol.repeats):

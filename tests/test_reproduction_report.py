@@ -47,21 +47,36 @@ reported:
 TITLES = {"table1": "Toy Table 1", "fig1": "Toy Fig. 1", "fig2": "Toy Fig. 2"}
 
 
-def _manifest(target):
+RAN = {"synth", "scene", "corel5k", "musk1"}        # nus-animal: absent (when_present)
+
+
+def _planned_keys(target, quick=False):
+    """The run keys the toy target's config plans now (a manifest holding exactly these is
+    current, any other is outdated)."""
+    from mlkit.experiment import planned_runs
+    from mlkit.targets import target_spec
+
+    return [key for key, _ in planned_runs(target_spec(resolve_target(target), quick=quick)[1],
+                                           "unused", datasets=RAN)]
+
+
+def _manifest(target, keys=("k1", "k2")):
+    runs = [{"key": k, "fit_s": (1.5, 2.0)[i] if i < 2 else 0.0,
+             "predict_s": 0.5 if i == 0 else 0.0} for i, k in enumerate(keys)]
     return {"target": target, "quick": False, "git_revision": "0123456789abcdef0123+dirty",
             "versions": {"python": "3.11.7", "numpy": "2.4.6"},
             "machine": {"platform": "Linux-test", "cpus": 2},
             "finished_at": "2026-11-23T12:00:00+00:00", "wall_time_s": 75.0,
-            "runs": [{"key": "k1", "fit_s": 1.5, "predict_s": 0.5},
-                     {"key": "k2", "fit_s": 2.0, "predict_s": 0.0}],
+            "runs": runs,
             "datasets": {"synth": {"synthetic": True}, "scene": {"synthetic": False},
                          "corel5k": {"synthetic": False}, "musk1": {"synthetic": False}}}
 
 
 def _write_result(out, target, rows, figures, png=False, records=False):
     out.mkdir(parents=True)
+    keys = _planned_keys(target)
     if records:     # the run records, and the manifest naming them as a run from the
-        for i, key in enumerate(("k1", "k2")):      # project root stores them
+        for i, key in enumerate(keys[:2]):          # project root stores them
             rec = out / "runs" / "synth" / "A" / f"r0{i}-f00.json"
             rec.parent.mkdir(parents=True, exist_ok=True)
             rec.write_text(json.dumps({"key": key, "metrics": {}}))
@@ -69,7 +84,7 @@ def _write_result(out, target, rows, figures, png=False, records=False):
     (out / "summary.json").write_text(json.dumps(
         {"target": target, "quick": out.name.endswith("-quick"), "provenance": "toy",
          "figures": figures}, indent=2, sort_keys=True))
-    manifest = _manifest(target)
+    manifest = _manifest(target, keys)
     if records:
         manifest["runs_dir"] = f"results/{target}"
     (out / "manifest.json").write_text(json.dumps(manifest))
@@ -294,7 +309,7 @@ def test_page_status_differences_claims_and_environment(toy):
 
     env = text[text.index("## Environment of the runs"):]
     assert "`0123456789ab+dirty`" in env and "Linux-test, 2 cpus" in env
-    assert "| 2 | 4.0 s | 1 min 15 s |" in env                 # runs, fit+predict, wall time
+    assert "| 8 | 4.0 s | 1 min 15 s |" in env                 # runs, fit+predict, wall time
     assert "numpy 2.4.6, python 3.11.7 | `reprotoy/fig1`, `reprotoy/table1` |" in env
     # nothing of the moment or machine the page is built on: the same results, the same page
     assert _page(toy)[0] == text
@@ -546,3 +561,18 @@ def test_a_long_run_not_finished_shows_how_many_of_its_runs_are_recorded(toy):
     assert "| not run; full run in progress: 2 of 10 runs recorded |" in text
     assert ("Status: **not run** (`mlkit reproduce reprotoy/fig2`). Full run in progress: 2 "
             "of 10 runs recorded; `mlkit reproduce reprotoy/fig2` resumes from them.") in text
+
+
+def test_results_of_another_config_or_revision_are_outdated_and_not_counted(toy):
+    manifest_path = toy / "results" / PAPER / "table1" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["runs"] = manifest["runs"][:5] + [{"key": "old", "fit_s": 1.0, "predict_s": 0.0}]
+    manifest_path.write_text(json.dumps(manifest))
+    text, reports = _page(toy)
+    table1 = next(t for t in reports[0].targets if t.artifact == "table1")
+    # the toy's methods A and B are the same run (labels are not in the key): 4 distinct runs
+    assert table1.outdated == (3, 4) and table1.counted == []
+    assert summary_numbers(reports)[PAPER][:6] == (0, 3, 0, 0, 0, 0)
+    assert ("full run, **outdated** (the config or a method's numbers changed since: 3 of its "
+            "4 runs planned now are in it; shown, not counted)") in text
+    assert "| outdated, not counted |" in text

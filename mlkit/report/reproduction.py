@@ -72,6 +72,9 @@ class TargetReport:
     headline: dict = field(default_factory=dict)    # summary.json figures
     manifest: Optional[dict] = None
     progress: Optional[tuple] = None                # (runs recorded, runs planned), not full
+    # (runs of the saved results still planned, runs planned now) when the config or a
+    # method's numbers changed since the results were made: shown, not counted
+    outdated: Optional[tuple] = None
 
     @property
     def cells(self):
@@ -80,7 +83,8 @@ class TargetReport:
     @property
     def counted(self):
         """The cells that count: those with a paper number on a scale, of a full run."""
-        return [c for c in self.cells if c.within is not None] if self.status == FULL else []
+        return [c for c in self.cells if c.within is not None] \
+            if self.status == FULL and not self.outdated else []
 
     def counted_on(self, data):
         return [c for c in self.counted if c.data == data]
@@ -108,7 +112,7 @@ class PaperReport:
 
     @property
     def reproduced(self):
-        return sum(t.status == FULL for t in self.targets)
+        return sum(t.status == FULL and not t.outdated for t in self.targets)
 
     @property
     def quick_only(self):
@@ -256,6 +260,24 @@ def _recorded_runs(target, run_spec, view):
     return (done, len(plan)) if done else None
 
 
+def _outdated(target, manifest, quick, view):
+    """(runs of the saved results that are still planned, runs planned now) when they differ:
+    the config or a method's numerics revision changed since the results were made (the run
+    keys hold both), so a rerun would recompute; None when the results are current."""
+    try:
+        run_spec = target_spec(target, quick=quick)[1]
+    except MlkitError:
+        return None
+    # a dataset skipped because its files are absent (when_present) is not planned
+    ran = set(manifest.get("datasets", {}))
+    present = {d.display for d in run_spec.datasets if d.display in ran or not d.when_present}
+    planned = {key for key, _ in planned_runs(run_spec, view.root, datasets=present)}
+    saved = {r["key"] for r in manifest.get("runs", [])}
+    if saved == planned:
+        return None
+    return len(saved & planned), len(planned)
+
+
 def _target_report(target, view):
     out, status = view.target_dir(target, quick=False), FULL
     if out is None:
@@ -269,11 +291,13 @@ def _target_report(target, view):
         where = str(target.config_path.parent.parent) + os.sep
         spec = run_spec = None
         rep.data = [f"config error: {str(exc).replace(where, 'configs/')}"]
-    if status != FULL and run_spec is not None:
-        rep.progress = _recorded_runs(target, run_spec, view)
     if out is not None:
         rep.manifest = read_json(out / "manifest.json")
         rep.headline = read_json(out / "summary.json").get("figures", {})
+        if run_spec is not None:
+            rep.outdated = _outdated(target, rep.manifest, status == QUICK, view)
+    if (status != FULL or rep.outdated) and run_spec is not None:
+        rep.progress = _recorded_runs(target, run_spec, view)
     lines = _data_lines(target, spec, run_spec, rep.manifest) if run_spec is not None else []
     if run_spec is not None:
         rep.data = [x.text for x in lines]

@@ -105,6 +105,8 @@ def _cells_cell(t):
     if t.status == NOT_RUN:
         return "-"
     cells = [c for c in t.cells if c.within is not None]
+    if t.outdated:
+        return "outdated, not counted" if cells else "no paper numbers"
     if not cells:
         return "no paper numbers" if not t.cells else "none counted"
     parts = []
@@ -118,7 +120,16 @@ def _cells_cell(t):
 
 def _status(t):
     text = {FULL: "full run", QUICK: "*quick* run only", NOT_RUN: "not run"}[t.status]
+    if t.outdated:
+        text += f", {_outdated(t)}"
     return text + (f"; {_progress(t)}" if t.progress else "")
+
+
+def _outdated(t):
+    """Saved results whose runs are no longer the ones the config and methods make."""
+    kept, planned = t.outdated
+    return (f"**outdated** (the config or a method's numbers changed since: {kept:,} of its "
+            f"{planned:,} runs planned now are in it; shown, not counted)")
 
 
 def _progress(t):
@@ -163,6 +174,8 @@ def _target(t, page_dir):
     else:
         quick = " (the `--quick` settings: shown, not counted)" if t.status == QUICK else ""
         tables = ", ".join(f"[{x.path.name}]({_link(x.path, page_dir)})" for x in t.tables)
+        if t.outdated:
+            quick += f", {_outdated(t)}"
         lines += [f"Status: **{t.status}**{quick}. Results: "
                   f"[`{_link(t.out_dir, page_dir)}/`]({_link(t.out_dir, page_dir)})"
                   + (f"; full table: {tables}" if tables else "") + "." + progress, ""]
