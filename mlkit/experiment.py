@@ -37,6 +37,10 @@ __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest
 
 logger = logging.getLogger(__name__)
 
+#: said after the data of a ``--quick`` run, in every caption and summary
+QUICK_NOTE = (" [--quick settings: fewer splits and smaller grids than the paper's protocol; "
+              "indicative only, spreads not comparable]")
+
 
 @dataclass(frozen=True)
 class Split:
@@ -67,6 +71,7 @@ class RunResult:
     computed: int = 0
     reused: int = 0
     wall_time: float = 0.0
+    quick: bool = False                          # made with the config's --quick settings
 
     @property
     def dataset(self):
@@ -75,8 +80,15 @@ class RunResult:
 
     @property
     def provenance(self):
-        """Every dataset's provenance, for captions."""
-        return "; ".join(d.provenance for d in self.datasets.values())
+        """Every dataset's provenance, for captions (and, for a ``--quick`` run, that its
+        protocol and grids are smaller than the paper's)."""
+        return "; ".join(d.provenance for d in self.datasets.values()) + self.quick_note
+
+    @property
+    def quick_note(self):
+        """:data:`QUICK_NOTE` for a ``--quick`` run, else empty (for captions that name
+        their data their own way)."""
+        return QUICK_NOTE if self.quick else ""
 
     def records_of(self, dataset=None, method=None):
         """Records filtered by dataset label and method label, sorted by split."""

@@ -30,7 +30,7 @@ from typing import Callable, Optional
 from ._errors import MlkitError, UnknownNameError, did_you_mean
 from ._io import read_json, write_json
 from .config import configs_dir, load_spec, read_target_header
-from .experiment import manifest_records, run
+from .experiment import manifest_records, planned_runs, run
 from .manifest import build_manifest
 from .registry import RENDERERS, TARGETS, after_load
 
@@ -170,14 +170,43 @@ def results_dir(target, *, quick=False, out=None, runs=False):
     return results_root() / target.paper / (artifact + ("-quick" if quick else ""))
 
 
+#: the saved results read since the last :func:`reads_of_saved_results` (for the claims:
+#: a verdict on results that are no longer current is not given)
+_READS = []
+
+
 def saved_results(target):
     """(records, out_dir, quick) of the newest saved results of ``target``: the full run when
     present, else the ``--quick`` one; (None, None, None) when neither exists."""
     for quick in (False, True):
         out = results_dir(target, quick=quick)
         if (out / "summary.json").is_file() and (out / "manifest.json").is_file():
+            _READS.append((target, out, quick))
             return manifest_records(out), out, quick
     return None, None, None
+
+
+def reads_of_saved_results():
+    """[(target, out_dir, quick)] read by :func:`saved_results` since the last call."""
+    reads = list(_READS)
+    _READS.clear()
+    return reads
+
+
+def outdated_runs(target, manifest, quick):
+    """(runs of the saved results still planned, runs planned now) when the saved results are
+    not exactly the runs the target's config and methods make now (a config or numerics
+    revision changed since, or the results were made by another config, e.g. ``mlkit train
+    --out`` with a part of it); None when they are. A dataset skipped because its files were
+    absent (``when_present``) is not planned."""
+    run_spec = target_spec(target, quick=quick)[1]
+    ran = set(manifest.get("datasets", {}))
+    present = {d.display for d in run_spec.datasets if d.display in ran or not d.when_present}
+    planned = {key for key, _ in planned_runs(run_spec, "unused", datasets=present)}
+    saved = {r["key"] for r in manifest.get("runs", [])}
+    if saved == planned:
+        return None
+    return len(saved & planned), len(planned)
 
 
 def split_overrides(overrides):
@@ -218,6 +247,7 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
     renderer = RENDERERS.get(spec.render)
     result = run(run_spec, runs_dir, jobs=jobs, force=force, backend=backend,
                  scheduler=scheduler, connect_timeout=connect_timeout, progress=progress)
+    result.quick = quick
     rendered = renderer.fn(result, Path(out_dir), spec)
     write_json(Path(out_dir) / "summary.json", {
         "target": spec.target, "quick": quick, "provenance": result.provenance,

@@ -289,8 +289,13 @@ def test_stale_records_never_mix_into_a_targets_results(results):
     target = resolve_target("mssboost/fig4")
     reproduce(target, quick=True)
     reproduce(target, quick=True, overrides=["protocol.repeats=2"])
-    records, _, quick = saved_results(target)
+    records, out, quick = saved_results(target)
     assert quick and len(records) == 6          # not the 15 records of the first run
+    # a --quick run says so wherever its data is named (captions, summary)
+    from mlkit.experiment import QUICK_NOTE
+
+    assert QUICK_NOTE in json.loads((out / "summary.json").read_text())["provenance"]
+    assert "[--quick settings: fewer splits" in (out / "table.md").read_text()
 
 
 def test_a_slice_of_runs_is_the_targets_own_records(tmp_path):

@@ -160,7 +160,15 @@ def test_table_claims_read_the_table1_runs_and_thresholds(results, tmp_path, mon
     res = _invoke("verify", "sparsemi")
     for n in (1, 2, 3):
         assert f"NOT RUN claim {n}" not in res.stdout and f"claim {n}" in res.stdout
-    cfg["thresholds"].update(mikernel_gap=-100.0, miles_more_accurate=2)   # unreachable
+    cfg["thresholds"].update(mikernel_gap=-100.0, miles_more_accurate=2.0)  # unreachable
     path.write_text(yaml.safe_dump(cfg))
     res = _invoke("verify", "sparsemi")
     assert "FAIL    claim 1" in res.stdout and "FAIL    claim 3" in res.stdout
+    # a method changed since the results were made: no verdict on them, numbers still shown
+    next(m for m in cfg["methods"] if m["label"] == "MILES")["params"]["C"] = 100.0
+    path.write_text(yaml.safe_dump(cfg))
+    res = _invoke("verify", "sparsemi")
+    assert "NOT RUN claim 1" in res.stdout and "NOT RUN claim 3" in res.stdout
+    assert "no verdict: outdated or partial results (sparsemi/table1 holds 10 of the 12 runs " \
+           "its config plans now" in res.stdout
+    assert "SparseMI vs MILES: more accurate on" in res.stdout

@@ -138,5 +138,6 @@ def render_metric_table(result, out_dir, spec):
                 files += plot_curves(
                     result.records_of(dataset=label), metric, out_dir,
                     f"curves_{metric}" + (f"_{label}" if len(result.datasets) > 1 else ""),
-                    caption=f"{spec.title or spec.target}. Data: {data.provenance}.")
+                    caption=f"{spec.title or spec.target}. Data: {data.provenance}"
+                            f"{result.quick_note}.")
     return Rendered(text, figures, files)

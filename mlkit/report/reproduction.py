@@ -33,8 +33,8 @@ from .._errors import MlkitError
 from .._io import read_json, write_text
 from ..experiment import planned_runs
 from ..registry import CLAIMS, DATASETS, METRICS, TARGETS
-from ..targets import results_root, target_spec
-from ..verify import claims_of
+from ..targets import outdated_runs, results_root, target_spec
+from ..verify import claims_of, evaluate
 from .reproduction_cells import PAPER_DATA, SUBSTITUTE_DATA, Cell, compare_cell, read_cells
 from .reproduction_view import ResultsView
 
@@ -260,22 +260,12 @@ def _recorded_runs(target, run_spec, view):
     return (done, len(plan)) if done else None
 
 
-def _outdated(target, manifest, quick, view):
-    """(runs of the saved results that are still planned, runs planned now) when they differ:
-    the config or a method's numerics revision changed since the results were made (the run
-    keys hold both), so a rerun would recompute; None when the results are current."""
+def _outdated(target, manifest, quick):
+    """:func:`mlkit.targets.outdated_runs`, None when the config cannot be read."""
     try:
-        run_spec = target_spec(target, quick=quick)[1]
+        return outdated_runs(target, manifest, quick)
     except MlkitError:
         return None
-    # a dataset skipped because its files are absent (when_present) is not planned
-    ran = set(manifest.get("datasets", {}))
-    present = {d.display for d in run_spec.datasets if d.display in ran or not d.when_present}
-    planned = {key for key, _ in planned_runs(run_spec, view.root, datasets=present)}
-    saved = {r["key"] for r in manifest.get("runs", [])}
-    if saved == planned:
-        return None
-    return len(saved & planned), len(planned)
 
 
 def _target_report(target, view):
@@ -295,7 +285,7 @@ def _target_report(target, view):
         rep.manifest = read_json(out / "manifest.json")
         rep.headline = read_json(out / "summary.json").get("figures", {})
         if run_spec is not None:
-            rep.outdated = _outdated(target, rep.manifest, status == QUICK, view)
+            rep.outdated = _outdated(target, rep.manifest, status == QUICK)
     if (status != FULL or rep.outdated) and run_spec is not None:
         rep.progress = _recorded_runs(target, run_spec, view)
     lines = _data_lines(target, spec, run_spec, rep.manifest) if run_spec is not None else []
@@ -342,7 +332,7 @@ def _claim_reports(paper, shown_root, roots):
     # user error, e.g. its dataset is not at hand) is an ERROR line, not a missing page
     for claim in sorted(claims_of(paper), key=lambda c: (len(c.number), c.number)):
         try:
-            res = claim.check()
+            res = evaluate(claim)
         except MlkitError as exc:
             out.append(ClaimReport(claim.number, claim.statement, "ERROR", shown(exc)))
             continue

@@ -73,8 +73,8 @@ def provenance_caption(result):
     for label, data in result.datasets.items():
         kind = "synthetic, the paper's layout" if data.synthetic else "real substitute"
         parts.append(f"{label} ({kind}: {data.source})")
-    return ("Data: " + "; ".join(parts) + ". The paper's 19-class image-blob data are private; "
-            "its numbers are shown beside every dataset.")
+    return ("Data: " + "; ".join(parts) + result.quick_note + ". The paper's 19-class "
+            "image-blob data are private; its numbers are shown beside every dataset.")
 
 
 def figure_caption(result):
@@ -84,7 +84,8 @@ def figure_caption(result):
     for label, data in result.datasets.items():
         kind = "synthetic, the paper's layout" if data.synthetic else "real substitute"
         parts.append(f"{label} ({kind}: {data.source.split('; problem ')[0]})")
-    return ("Data: " + "; ".join(parts) + ". The paper's 19-class image-blob data are private.")
+    return ("Data: " + "; ".join(parts) + result.quick_note + ". The paper's 19-class "
+            "image-blob data are private.")
 
 
 def panel_grid(n, ncols=3, width=3.9, height=3.0):

@@ -127,7 +127,7 @@ def _data_caption(result, run_spec):
                 f"{ds.role}")
         roles[name] = kind
         parts.append(f"{name} ({kind}; {data.source})")
-    text = "Data: " + "; ".join(parts) + "."
+    text = "Data: " + "; ".join(parts) + result.quick_note + "."
     if result.absent:
         names = sorted({d.name for d in run_spec.datasets if d.display in result.absent})
         text += (f" Not run: {', '.join(names)} (the paper's own data: files not in the data "

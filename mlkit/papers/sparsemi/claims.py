@@ -185,9 +185,10 @@ def claim_2():
 @register_claim(PAPER, 3, "SparseMI is more accurate than MILES on the dense sets and sparser "
                 "on most (not MUSK1)")
 def claim_3():
-    """Pass when SparseMI's mean accuracy exceeds MILES's on at least ``miles_more_accurate``
-    Table I sets and it has fewer XVs on at least ``miles_sparser`` (table1.yaml's
-    ``thresholds:``; the paper: all five dense sets and four of them)."""
+    """Pass when SparseMI's mean accuracy exceeds MILES's on at least the fraction
+    ``miles_more_accurate`` of the Table I sets present and it has fewer XVs on at least the
+    fraction ``miles_sparser`` (table1.yaml's ``thresholds:``; the paper: all five dense sets
+    and four of them)."""
     target, records, out_dir, quick = _saved("table1")
     if target is None:
         return _missing("table1")
@@ -204,7 +205,8 @@ def claim_3():
         parts.append(f"{ds}: {s.mean():.2f} vs {m.mean():.2f} ({nx[0]:.0f} vs {nx[1]:.0f} XVs)")
     if not parts:
         return _missing("table1")
-    ok = acc_wins >= th["miles_more_accurate"] and sparse_wins >= th["miles_sparser"]
+    n = len(parts)
+    ok = acc_wins >= th["miles_more_accurate"] * n and sparse_wins >= th["miles_sparser"] * n
     return ClaimResult(bool(ok), f"SparseMI vs MILES: more accurate on {acc_wins}, sparser on "
                        f"{sparse_wins} of {len(parts)}: " + "; ".join(parts)
                        + _tag(out_dir, quick))
