@@ -20,8 +20,9 @@ predict on one fold, summed over folds. Peers:
 * RS / RSVM: no pip-installable implementation is known.
 
 After every dataset its speed ratios (peer / ours, wall and CPU) are printed; the last line
-is ``<method>_speedup=<peer wall / our wall> <method>_speedup_cpu=<peer CPU / our CPU> ...``
-over all datasets run, then ``<method>_acc=<mean CV accuracy>`` on MUSK1.
+gives them per dataset, ``<method>_speedup_<set>=<peer wall / our wall>
+<method>_speedup_cpu_<set>=<peer CPU / our CPU> ...`` (no pooled ratio, which the largest set
+would dominate), then ``<method>_acc=<mean CV accuracy>`` on MUSK1.
 
 Usage::
 
@@ -168,7 +169,7 @@ def main():
     for m, (run, what) in peers.items():
         print(f"peer of {m}: {what if run else 'none: ' + what}")
     # wall and CPU seconds, ours then peer, on the runs that have a peer
-    totals = {m: np.zeros(4) for m in methods}
+    totals = {}                      # (method, set) -> wall/CPU sums of ours and the peer
     musk1_acc = {}
     print(f"{'dataset':9} {'method':9} {'fold':>4} {'ours s':>8} {'ours cpu':>8} {'peer s':>8} "
           f"{'peer cpu':>8} {'ours acc':>8} {'peer acc':>8} {'n_xv':>6}")
@@ -203,9 +204,10 @@ def main():
                   for m, v in per_set.items() if v[0] > 0]
         print(f"# {name} speed ratios: " + ("; ".join(ratios) if ratios else "no peer ran"))
         for m in methods:
-            totals[m] += per_set[m]
-    speed = [f"{m}_speedup={v[2] / v[0]:.2f} {m}_speedup_cpu={v[3] / max(v[1], 1e-9):.2f}"
-             for m, v in totals.items() if v[0] > 0]
+            totals[(m, name)] = per_set[m]
+    speed = [f"{m}_speedup_{name}={v[2] / v[0]:.2f} "
+             f"{m}_speedup_cpu_{name}={v[3] / max(v[1], 1e-9):.2f}"
+             for (m, name), v in totals.items() if v[0] > 0]
     acc = [f"{m}_acc={a:.4f}" for m, a in musk1_acc.items()]
     print(" ".join(speed + acc))
 

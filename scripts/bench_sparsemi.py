@@ -145,7 +145,10 @@ def tst_memory(seed):
     bags, y = list(data.bags), np.asarray(data.y)
     protocol = ProtocolSpec(split="holdout", test_size=0.5, repeats=1, stratify=True, seed=seed)
     tr = make_splits(data, protocol)[0].train
-    model = SparseMI(n_xv=10, n_basis=100, C=10.0, gamma=1e-2, random_state=seed)
+    # Table II's SparseMI: 10 XVs over 100 basis vectors, unscaled instances; gamma and C the
+    # values its 3-fold CV chose most on the TST sets (10 and 100)
+    model = SparseMI(n_xv=10, n_basis=100, C=100.0, gamma=10.0, standardize=False,
+                     random_state=seed)
     tracemalloc.start()
     with Clock() as fit:
         model.fit([bags[i] for i in tr], y[tr])
@@ -173,8 +176,11 @@ def main():
     results = {name: run(name, records, datasets, spec, args.predict_repeats)
                for name in names}
     peak = tst_memory(args.seed)
-    summary, ratios = results.get("musk2", next(iter(results.values())))
-    print(f"xv_fraction={ratios['xv_fraction']:.4f} "
+    # the issue's last line is MUSK2's; without it, the first set's, named
+    name = "musk2" if "musk2" in results else names[0]
+    summary, ratios = results[name]
+    print(("" if name == "musk2" else f"dataset={name} ")
+          + f"xv_fraction={ratios['xv_fraction']:.4f} "
           f"predict_speedup={ratios['predict_speedup']:.1f} "
           f"acc_sparsemi={100 * summary['SparseMI']['acc']:.2f} "
           f"acc_mikernel={100 * summary['MI-Kernel']['acc']:.2f} peak_mb_tst={peak:.1f}")
