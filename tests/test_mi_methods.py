@@ -582,3 +582,23 @@ def test_alternating_svms_record_their_iterations_and_cycles():
         assert extras["n_iter"] == model.n_iter_.tolist() and len(extras["n_iter"]) == 3
         assert extras["cycles"] == list(model.cycles_) and extras["n_xv"] == model.n_xv_
         assert all(1 <= n <= model.max_iter for n in extras["n_iter"])
+
+
+def test_featurespace_self_kernels_from_diagonal_blocks_only():
+    from mlkit.experiment import numerics_revision
+    from mlkit.kernels import rbf_kernel, set_kernel
+    from mlkit.methods.mi.mikernel import _self_set_kernel
+
+    bags, _ = make_mi(n_bags=25, d=5, seed=2)
+    X = np.vstack(bags)
+    offsets = np.r_[0, np.cumsum([len(b) for b in bags])]
+    full = np.diag(set_kernel(rbf_kernel(X, gamma=0.3), offsets, offsets))
+    for block in (1, 7, 10_000):            # one bag per block, a few, all at once
+        np.testing.assert_allclose(_self_set_kernel(X, offsets, 0.3, block=block), full,
+                                   rtol=1e-12)
+        np.testing.assert_allclose(
+            _self_set_kernel(sp.csr_matrix(X), offsets, 0.3, block=block), full, rtol=1e-10)
+    # only the featurespace records are keyed by its own revision
+    assert numerics_revision("mi-kernel", {}) == MIKernel.numerics_revision
+    assert "featurespace-2" in str(numerics_revision("mi-kernel",
+                                                     {"normalization": "featurespace"}))

@@ -20,9 +20,22 @@ from ._base import InstanceExpansionMixin, MIClassifierBase, bag_index
 __all__ = ["MIKernel", "fit_set_kernel_svm"]
 
 
-def _self_set_kernel(X, offsets, gamma):
-    """K(X_i, X_i) of the averaged set kernel for every bag (diagonal blocks only)."""
-    return np.diag(set_kernel(rbf_kernel(X, gamma=gamma), offsets, offsets)).copy()
+def _self_set_kernel(X, offsets, gamma, block=2048):
+    """K(X_i, X_i) of the averaged set kernel for every bag, from the diagonal blocks of the
+    instance kernel only: runs of whole bags of about ``block`` instances at a time (a larger
+    bag alone), never the full (N, N) matrix."""
+    sizes = np.diff(offsets)
+    out = np.empty(len(sizes))
+    first = 0
+    while first < len(sizes):
+        last = first + 1                     # bags [first, last) in this block
+        while last < len(sizes) and offsets[last + 1] - offsets[first] <= block:
+            last += 1
+        a, b = offsets[first], offsets[last]
+        local = offsets[first:last + 1] - a
+        out[first:last] = np.diag(set_kernel(rbf_kernel(X[a:b], gamma=gamma), local, local))
+        first = last
+    return out
 
 
 def fit_set_kernel_svm(X, offsets, Y, *, gamma, C, normalization="average"):
@@ -126,6 +139,17 @@ class MIKernel(InstanceExpansionMixin, MIClassifierBase):
     """
 
     _bag_rule = "mean"
+    #: revision of the "featurespace" normalisation alone (2: its bag self-kernels from the
+    #: diagonal blocks, not the full instance kernel; equal up to rounding)
+    featurespace_revision = 2
+
+    @classmethod
+    def numerics_revision_for(cls, params):
+        """``numerics_revision``, and for ``normalization="featurespace"`` that of its own
+        computation beside it (the default's records are untouched by its changes)."""
+        if params.get("normalization") == "featurespace":
+            return f"{cls.numerics_revision}+featurespace-{cls.featurespace_revision}"
+        return cls.numerics_revision
     _parameter_constraints = {**MIClassifierBase._parameter_constraints,
                               "normalization": [StrOptions({"average", "featurespace"})]}
 
