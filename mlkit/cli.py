@@ -149,6 +149,10 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
 @click.argument("targets", nargs=-1)
 @click.option("--all", "all_targets", is_flag=True, help="Every registered target.")
 @click.option("--quick", is_flag=True, help="The smaller settings of each config's quick: block.")
+@click.option("--partial", is_flag=True,
+              help="Compute nothing: render a long run's results so far from the runs it has "
+                   "recorded (the outputs say how many of the protocol's runs they hold; "
+                   "claims give no verdict on them).")
 @_set
 @_jobs
 @_force
@@ -157,7 +161,7 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
 @_scheduler
 @_connect_timeout
 @click.pass_context
-def reproduce(ctx, targets, all_targets, quick, overrides, jobs, force, out, backend,
+def reproduce(ctx, targets, all_targets, quick, partial, overrides, jobs, force, out, backend,
               scheduler, connect_timeout):
     """Reproduce paper tables/figures: TARGET is paper/artifact (mssboost/fig4) or a bare
     artifact name when only one paper has it."""
@@ -178,12 +182,14 @@ def reproduce(ctx, targets, all_targets, quick, overrides, jobs, force, out, bac
         rendered, out_dir, result = _guarded(ctx, runs_dir, lambda: run_target(
             target, quick=quick, jobs=jobs, force=force and runs_dir not in forced, out=out,
             backend=backend, scheduler=scheduler, connect_timeout=connect_timeout,
-            progress=_progress(ctx), overrides=overrides, command=" ".join(sys.argv)))
+            progress=_progress(ctx), overrides=overrides, command=" ".join(sys.argv),
+            partial=partial))
         forced.add(runs_dir)
         _say(ctx, f"== {target.name}{' (quick)' if quick else ''}")
         _say(ctx, rendered.text)
         _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
-                  f"{result.wall_time:.1f} s")
+                  + (f"{result.missing} not recorded yet (partial), " if result.missing else "")
+                  + f"{result.wall_time:.1f} s")
         click.echo(f"results: {out_dir}")
 
 

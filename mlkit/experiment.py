@@ -72,6 +72,7 @@ class RunResult:
     reused: int = 0
     wall_time: float = 0.0
     quick: bool = False                          # made with the config's --quick settings
+    missing: int = 0                             # runs not recorded and not computed (partial)
 
     @property
     def dataset(self):
@@ -86,9 +87,14 @@ class RunResult:
 
     @property
     def quick_note(self):
-        """:data:`QUICK_NOTE` for a ``--quick`` run, else empty (for captions that name
-        their data their own way)."""
-        return QUICK_NOTE if self.quick else ""
+        """:data:`QUICK_NOTE` for a ``--quick`` run and a note of the runs still missing from
+        a partial one, else empty (for captions that name their data their own way)."""
+        note = QUICK_NOTE if self.quick else ""
+        if self.missing:
+            done = len(self.records)
+            note += (f" [partial: {done:,} of the {done + self.missing:,} runs of the protocol "
+                     "recorded so far; every number is over the runs it has]")
+        return note
 
     def records_of(self, dataset=None, method=None):
         """Records filtered by dataset label and method label, sorted by split."""
@@ -611,7 +617,7 @@ def _dask_client(scheduler, timeout):
 
 
 def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
-        connect_timeout=10.0, progress=False, only=None):
+        connect_timeout=10.0, progress=False, only=None, compute=True):
     """Run every (method, split) of ``spec``, reusing the records already in ``out_dir``.
 
     Parameters
@@ -639,6 +645,9 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
         ``only(dataset_display, method_display, split) -> bool``: reuse or compute only the
         runs it accepts (a script's slice of a target's runs, e.g. a benchmark on the first
         folds; their records are the target's own).
+    compute : bool
+        False: compute nothing, only read the runs already recorded (a long run's results so
+        far); ``RunResult.missing`` counts the others.
 
     Returns
     -------
@@ -684,6 +693,8 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
                         continue
                 todo.append((ds.display, method, split, key, path))
     result.reused = len(result.records)
+    if not compute:
+        result.missing, todo = len(todo), []
     logger.info("%s: %d runs to compute, %d reused", spec.target, len(todo), result.reused)
 
     with ExitStack() as stack:

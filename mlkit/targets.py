@@ -240,18 +240,23 @@ def target_spec(target, *, quick=False, overrides=()):
 
 
 def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=False,
-            backend=None, scheduler=None, connect_timeout=10.0, progress=False, command=None):
+            backend=None, scheduler=None, connect_timeout=10.0, progress=False, command=None,
+            partial=False):
     """Run ``run_spec`` (records in ``runs_dir``), render with ``spec``'s renderer into
     ``out_dir`` and write its summary and manifest; return (Rendered, RunResult). What
     ``mlkit reproduce`` and ``mlkit train`` both do."""
     renderer = RENDERERS.get(spec.render)
     result = run(run_spec, runs_dir, jobs=jobs, force=force, backend=backend,
-                 scheduler=scheduler, connect_timeout=connect_timeout, progress=progress)
+                 scheduler=scheduler, connect_timeout=connect_timeout, progress=progress,
+                 compute=not partial)
     result.quick = quick
+    if not result.records:
+        raise MlkitError(f"{spec.target}: no run recorded yet in {runs_dir}: nothing to render "
+                         "(run it without --partial)")
     rendered = renderer.fn(result, Path(out_dir), spec)
     write_json(Path(out_dir) / "summary.json", {
-        "target": spec.target, "quick": quick, "provenance": result.provenance,
-        "figures": rendered.figures})
+        "target": spec.target, "quick": quick, "partial": bool(result.missing),
+        "provenance": result.provenance, "figures": rendered.figures})
     try:
         previous = read_json(Path(out_dir) / "manifest.json")
     except (OSError, ValueError):
@@ -259,21 +264,23 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
     write_json(Path(out_dir) / "manifest.json", build_manifest(
         run_spec, result, quick=quick, command=command, runs_dir=runs_dir, out_dir=out_dir,
         previous=previous, extra={"target_config": spec.resolved() if spec is not run_spec else None,
-               "files": sorted(str(Path(f).name) for f in rendered.files)}))
+               "files": sorted(str(Path(f).name) for f in rendered.files),
+               "runs_missing": result.missing}))
     return rendered, result
 
 
 def reproduce(target, *, quick=False, jobs=1, force=False, out=None, backend=None,
               scheduler=None, connect_timeout=10.0, progress=False, overrides=(),
-              command=None):
-    """Run and render one target; return (Rendered, out_dir, RunResult)."""
+              command=None, partial=False):
+    """Run and render one target; return (Rendered, out_dir, RunResult). ``partial``:
+    compute nothing, render the runs recorded so far (they say so)."""
     spec, run_spec = target_spec(target, quick=quick, overrides=overrides)
     out_dir = results_dir(target, quick=quick, out=out)
     runs_dir = results_dir(target, quick=quick, out=out, runs=True)
     rendered, result = execute(spec, run_spec, out_dir, runs_dir, quick=quick, jobs=jobs,
                                force=force, backend=backend, scheduler=scheduler,
                                connect_timeout=connect_timeout, progress=progress,
-                               command=command)
+                               command=command, partial=partial)
     return rendered, out_dir, result
 
 

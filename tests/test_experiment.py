@@ -382,3 +382,22 @@ def test_planned_runs_are_the_runs_a_config_makes_without_loading_data(tmp_path)
     done = run(cv, tmp_path / "cv")
     assert sorted(k for k, _ in planned_runs(cv, tmp_path / "cv")) == \
         sorted(r["key"] for r in done.records) and len(done.records) == 12
+
+
+def test_partial_renders_the_recorded_runs_and_says_how_many(results):
+    from mlkit._errors import MlkitError
+    from mlkit.targets import reproduce, resolve_target, saved_results
+
+    target = resolve_target("mssboost/fig4")
+    with pytest.raises(MlkitError, match="no run recorded yet"):
+        reproduce(target, quick=True, partial=True)
+    _, out, full = reproduce(target, quick=True)
+    next((out / "runs").rglob("*.json")).unlink()
+    _, out, part = reproduce(target, quick=True, partial=True)
+    assert (part.computed, part.missing, len(part.records)) == (0, 1, full.computed - 1)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["partial"] and json.loads((out / "manifest.json").read_text())[
+        "runs_missing"] == 1
+    assert f"[partial: {full.computed - 1} of the {full.computed} runs" in \
+        (out / "table.md").read_text()
+    assert len(saved_results(target)[0]) == full.computed - 1

@@ -576,3 +576,15 @@ def test_results_of_another_config_or_revision_are_outdated_and_not_counted(toy)
     assert ("full run, **outdated** (the config or a method's numbers changed since: 3 of its "
             "4 runs planned now are in it; shown, not counted)") in text
     assert "| outdated, not counted |" in text
+
+
+def test_a_partial_render_is_shown_as_partial_and_not_counted(toy):
+    manifest_path = toy / "results" / PAPER / "table1" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["runs"], manifest["runs_missing"] = manifest["runs"][:3], 5
+    manifest_path.write_text(json.dumps(manifest))
+    text, reports = _page(toy)
+    table1 = next(t for t in reports[0].targets if t.artifact == "table1")
+    assert table1.partial and table1.counted == []
+    assert "full run, **partial** (rendered from the 2 of its 4 runs recorded so far" in text
+    assert "| partial, not counted |" in text

@@ -75,6 +75,7 @@ class TargetReport:
     # (runs of the saved results still planned, runs planned now) when the config or a
     # method's numbers changed since the results were made: shown, not counted
     outdated: Optional[tuple] = None
+    partial: bool = False                           # rendered with --partial (runs missing)
 
     @property
     def cells(self):
@@ -284,6 +285,7 @@ def _target_report(target, view):
     if out is not None:
         rep.manifest = read_json(out / "manifest.json")
         rep.headline = read_json(out / "summary.json").get("figures", {})
+        rep.partial = bool(rep.manifest.get("runs_missing"))
         if run_spec is not None:
             rep.outdated = _outdated(target, rep.manifest, status == QUICK)
     if (status != FULL or rep.outdated) and run_spec is not None:

@@ -106,7 +106,8 @@ def _cells_cell(t):
         return "-"
     cells = [c for c in t.cells if c.within is not None]
     if t.outdated:
-        return "outdated, not counted" if cells else "no paper numbers"
+        return (f"{'partial' if t.partial else 'outdated'}, not counted" if cells
+                else "no paper numbers")
     if not cells:
         return "no paper numbers" if not t.cells else "none counted"
     parts = []
@@ -126,8 +127,11 @@ def _status(t):
 
 
 def _outdated(t):
-    """Saved results whose runs are no longer the ones the config and methods make."""
+    """Saved results whose runs are not (all) the ones the config and methods make now."""
     kept, planned = t.outdated
+    if t.partial:
+        return (f"**partial** (rendered from the {kept:,} of its {planned:,} runs recorded so "
+                "far; shown, not counted)")
     return (f"**outdated** (the config or a method's numbers changed since: {kept:,} of its "
             f"{planned:,} runs planned now are in it; shown, not counted)")
 
