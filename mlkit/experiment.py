@@ -618,7 +618,8 @@ def _dask_client(scheduler, timeout):
 
 def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
         connect_timeout=10.0, progress=False, only=None, compute=True):
-    """Run every (method, split) of ``spec``, reusing the records already in ``out_dir``.
+    """Run every (method, split) of ``spec``, reusing the records already in ``out_dir``;
+    the runs left to compute go repetition by repetition across the datasets.
 
     Parameters
     ----------
@@ -692,6 +693,11 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
                         result.records.append(rec)
                         continue
                 todo.append((ds.display, method, split, key, path))
+    # repetition by repetition across all datasets (then the config's order): a long run
+    # stopped early holds whole repetitions of every dataset, not all of the first dataset
+    # and nothing of the last (--partial renders them)
+    d_order = {d.display: i for i, d in enumerate(spec.datasets)}
+    todo.sort(key=lambda t: (t[2].repeat, d_order[t[0]]))
     result.reused = len(result.records)
     if not compute:
         result.missing, todo = len(todo), []

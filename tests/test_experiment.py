@@ -401,3 +401,24 @@ def test_partial_renders_the_recorded_runs_and_says_how_many(results):
     assert f"[partial: {full.computed - 1} of the {full.computed} runs" in \
         (out / "table.md").read_text()
     assert len(saved_results(target)[0]) == full.computed - 1
+
+
+def test_runs_go_repetition_by_repetition_across_datasets(tmp_path, monkeypatch):
+    import mlkit.experiment as experiment
+
+    from .conftest import CONFIGS as C
+
+    order = []
+
+    def fake(data, method, split, *args):
+        order.append((data.name, split.repeat, split.fold, method.display))
+        return {"metrics": {}, "timings": {"fit_s": 0.0, "predict_s": 0.0}}
+
+    monkeypatch.setattr(experiment, "_fit_and_score", fake)
+    spec = load_spec(C / "sparsemi" / "table1.yaml", quick=True,
+                     overrides=["protocol.repeats=2"])
+    run(spec, tmp_path)
+    sets = [(d, r) for d, r, _, _ in order]
+    # every dataset's repetition 0 before any repetition 1; within it, the config's order
+    assert sets == sorted(sets, key=lambda t: (t[1], ["musk1", "corel10"].index(t[0])))
+    assert sets[0] == ("musk1", 0) and ("corel10", 0) in sets[:len(order) // 2]
