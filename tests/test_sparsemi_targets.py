@@ -173,3 +173,47 @@ def test_table_claims_read_the_table1_runs_and_thresholds(results, tmp_path, mon
     assert "no verdict: outdated or partial results (sparsemi/table1 holds 10 of the 12 runs " \
            "its config plans now" in res.stdout
     assert "SparseMI vs MILES: more accurate on" in res.stdout
+
+
+def _records(rows):
+    """Fake run records: {(dataset, method): ([accuracies %], n_xv)}."""
+    out = []
+    for (ds, method), (accs, n_xv) in rows.items():
+        out += [{"dataset": ds, "method": method, "repeat": r, "fold": 0,
+                 "metrics": {"accuracy": a / 100}, "model": {"n_xv": n_xv}}
+                for r, a in enumerate(accs)]
+    return out
+
+
+def test_claims_2_and_3_judge_the_gap_at_10_xvs_and_tst_comparability(monkeypatch):
+    from mlkit.papers.sparsemi import claims
+    from mlkit.targets import resolve_target
+
+    t1 = {("musk1", m): (a, n) for m, a, n in [
+        ("SparseMI", [90, 91], 100), ("MI-Kernel", [90, 90], 300), ("MILES", [85, 86], 400),
+        ("SparseMI (10)", [88, 89], 10), ("RS (10)", [80, 81], 10), ("RSVM (10)", [75, 76], 10),
+        ("SparseMI (50)", [90, 90], 50), ("RS (50)", [88, 89], 50), ("RSVM (50)", [87, 87], 50),
+        ("SparseMI (100)", [90, 91], 100), ("RS (100)", [90, 90], 100),
+        ("RSVM (100)", [89, 89], 100)]}
+    tst = {("tst1", m): (a, n) for m, a, n in [
+        ("SparseMI", [94, 94], 10), ("mi-SVM", [95, 95], 500), ("MI-Kernel", [95, 95], 1900),
+        ("MILES", [96, 96], 1000), ("RS", [88, 88], 10), ("RSVM", [81, 81], 10)]}
+    saved = {"table1": _records(t1), "table2": _records(tst)}
+    monkeypatch.setattr(claims, "_saved", lambda art: (
+        resolve_target(f"sparsemi/{art}"), saved[art], f"results/sparsemi/{art}", False)
+        if art in saved else (None,) * 4)
+    res = claims.claim_2()
+    # margins over the better of RS / RSVM: +8 at 10, +1.5 at 50, +0.5 at 100
+    assert "N_XV = 10: +8.00, 50: +1.50, 100: +0.50 (largest at 10: yes)" in res.measured
+    assert res.passed
+    res = claims.claim_3()
+    assert "TST: within 4.2 points of the three baselines' mean with fewer XVs on 1/1" in \
+        res.measured and res.passed
+    # TST1 5 points below the baselines' mean: not comparable
+    saved["table2"] = _records({**tst, ("tst1", "SparseMI"): ([90.5, 90.5], 10)})
+    res = claims.claim_3()
+    assert not res.passed and "(not: tst1 (+4.83 below, 10 vs 500+ XVs))" in res.measured
+    # the gap largest at 50 instead of 10: claim 2 fails
+    saved["table1"] = _records({**t1, ("musk1", "SparseMI (10)"): ([81, 82], 10)})
+    res = claims.claim_2()
+    assert "(largest at 10: no)" in res.measured and not res.passed
