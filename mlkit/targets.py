@@ -250,7 +250,7 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
                  scheduler=scheduler, connect_timeout=connect_timeout, progress=progress,
                  compute=not partial)
     result.quick = quick
-    if not result.records:
+    if partial and not result.records:
         raise MlkitError(f"{spec.target}: no run recorded yet in {runs_dir}: nothing to render "
                          "(run it without --partial)")
     rendered = renderer.fn(result, Path(out_dir), spec)

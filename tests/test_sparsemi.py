@@ -333,3 +333,13 @@ def test_raw_gradient_step_overshoots_where_the_unit_step_descends():
     unit = SparseMI(**common).fit(bags, y)
     assert raw.n_iter_ <= 1 and raw.stop_reason_ in ("line_search", "last_try")
     assert unit.n_iter_ == 5 and unit.objective_[-1] < raw.objective_[-1]
+
+
+def test_a_non_finite_gradient_is_an_error_not_convergence(monkeypatch):
+    import mlkit.methods.mi.sparsemi as module
+
+    bags, y = make_mi(30, seed=1)
+    monkeypatch.setattr(module, "_objective_gradient",
+                        lambda *args: np.full((3, 3), np.nan))
+    with pytest.raises(FloatingPointError, match="not finite"):
+        SparseMI(n_xv=3, C=1.0, t_max=3, random_state=0).fit(bags, y)

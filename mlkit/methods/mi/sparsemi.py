@@ -469,7 +469,10 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                                         self.C)
                 if self.step_direction == "unit":
                     norm = float(np.linalg.norm(geometry.points(G)))
-                    if not norm > 0:                # a stationary point: no direction
+                    if not np.isfinite(norm):
+                        raise FloatingPointError("SparseMI: the gradient of g is not finite; "
+                                                 "lower C or gamma")
+                    if norm == 0:                   # a stationary point: no direction
                         self.stop_reason_ = "tol"
                         break
                     G = G / norm

@@ -218,8 +218,9 @@ def claim_3():
     text = (f"SparseMI vs MILES: more accurate on {acc_wins}, sparser on {sparse_wins} of "
             f"{len(parts)}: " + "; ".join(parts) + _tag(out_dir, quick))
     # TST: "comparable to mi-SVM, MI-Kernel and MILES with 10 XVs instead of 500-2500": on
-    # every set within tst_comparable_gap points of their mean accuracy (the paper's own
-    # largest shortfall, TST2: 4.17), with fewer XVs than each
+    # every set within tst_comparable_gap points of MI-Kernel's and MILES's mean accuracy
+    # (the paper's own largest shortfall, TST2: 3.91; mi-SVM, far below the paper's on TST
+    # here, would lower the bar), with fewer XVs than each of the three
     t2, r2, out2, quick2 = _saved("table2")
     if t2 is None:
         return ClaimResult(bool(ok), text + "; Table II not run")
@@ -227,7 +228,7 @@ def claim_3():
     short, tst = [], []
     for ds in sorted({r["dataset"] for r in r2}):
         s = _acc(r2, ds, "SparseMI")
-        base = [_acc(r2, ds, m) for m in ("mi-SVM", "MI-Kernel", "MILES")]
+        base = [_acc(r2, ds, m) for m in ("MI-Kernel", "MILES")]
         if not len(s) or not all(len(b) for b in base):
             continue
         xv = {m: np.mean([r["model"].get("n_xv", np.nan) for r in r2
@@ -239,7 +240,8 @@ def claim_3():
             short.append(f"{ds} ({gap:+.2f} below, {xv['SparseMI']:.0f} vs "
                          f"{min(xv['mi-SVM'], xv['MI-Kernel'], xv['MILES']):.0f}+ XVs)")
     ok &= not short
-    text += (f"; TST: within {gap_max:g} points of the three baselines' mean with fewer XVs on "
+    text += (f"; TST: within {gap_max:g} points of MI-Kernel's and MILES's mean with fewer XVs "
+             f"than mi-SVM, MI-Kernel and MILES on "
              f"{len(tst) - len(short)}/{len(tst)} sets"
              + (f" (not: {', '.join(short)})" if short else "") + _tag(out2, quick2))
     return ClaimResult(bool(ok), text)
