@@ -203,7 +203,7 @@ def outdated_runs(target, manifest, quick):
     ran = set(manifest.get("datasets", {}))
     present = {d.display for d in run_spec.datasets if d.display in ran or not d.when_present}
     planned = {key for key, _ in planned_runs(run_spec, "unused", datasets=present)}
-    saved = {r["key"] for r in manifest.get("runs", [])}
+    saved = {r.get("key") for r in manifest.get("runs", [])}
     if saved == planned:
         return None
     return len(saved & planned), len(planned)
