@@ -188,6 +188,7 @@ class Fig2Options(BaseModel):
     model_config = ConfigDict(extra="forbid")
     extent: float = Field(3.5, gt=0)          # the axes span [-extent, extent]^2
     grid: int = Field(161, ge=11, le=801)     # grid points per axis for the regions
+    caption: Optional[str] = None              # said after the generic caption
 
 
 def recorded_scores(model, points):
@@ -279,6 +280,8 @@ def render_fig2(result, out_dir, spec):
                      "g final": round(obj[-1], 2), "test accuracy %": round(100 * acc, 1)})
     caption = (f"Data: {result.provenance}. One run per problem (first split); regions are "
                "the recorded final model evaluated on a grid (no refit).")
+    if spec.options.caption:
+        caption += f" {spec.options.caption}"
     files = save_figure(fig, out_dir, "fig2", caption=caption)
     text = write_table(pd.DataFrame(rows), out_dir, f"Fig. 2: XVs from poor starting points "
                        f"(paper: drawings only, no numbers). {caption}")
