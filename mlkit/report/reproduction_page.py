@@ -120,6 +120,8 @@ def _cells_cell(t):
 
 
 def _status(t):
+    if t.partial and t.outdated:        # a --partial render: the progress says it all
+        return f"**partial**; {_progress(t)}" if t.progress else _outdated(t)
     text = {FULL: "full run", QUICK: "*quick* run only", NOT_RUN: "not run"}[t.status]
     if t.outdated:
         text += f", {_outdated(t)}"
