@@ -83,10 +83,10 @@ class RunResult:
     def provenance(self):
         """Every dataset's provenance, for captions (and, for a ``--quick`` run, that its
         protocol and grids are smaller than the paper's)."""
-        return "; ".join(d.provenance for d in self.datasets.values()) + self.quick_note
+        return "; ".join(d.provenance for d in self.datasets.values()) + self.caption_note
 
     @property
-    def quick_note(self):
+    def caption_note(self):
         """:data:`QUICK_NOTE` for a ``--quick`` run and a note of the runs still missing from
         a partial one, else empty (for captions that name their data their own way)."""
         note = QUICK_NOTE if self.quick else ""

@@ -58,8 +58,7 @@ def evaluate(claim):
     reads_of_saved_results()
     result = claim.check()
     stale = []
-    for target, out_dir, quick in dict.fromkeys(
-            (t, o, q) for t, o, q in reads_of_saved_results()):
+    for target, out_dir, quick in dict.fromkeys(reads_of_saved_results()):
         try:
             gap = outdated_runs(target, read_json(out_dir / "manifest.json"), quick)
         except (MlkitError, OSError, ValueError):

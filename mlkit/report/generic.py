@@ -94,10 +94,9 @@ def metric_rows(result, spec, opts):
                 if len(numeric) < 3:        # with two values every choice is an edge
                     continue
                 lo, hi = min(numeric), max(numeric)
-                at = [(side, sum(v == edge for v in picked if v is not None))
-                      for side, edge in (("lower", lo), ("upper", hi))]
-                at = [f"the {side} edge {edge:g} in {n}" for (side, n), edge in
-                      zip(at, (lo, hi)) if n]
+                at = [f"the {side} edge {edge:g} in {n}"
+                      for side, edge in (("lower", lo), ("upper", hi))
+                      if (n := sum(v == edge for v in picked if v is not None))]
                 if at:
                     notes.append(f"{m.display} on {ds.display}: {key} chosen at "
                                  f"{' and '.join(at)} of {len(recs)} runs (grid "
@@ -139,5 +138,5 @@ def render_metric_table(result, out_dir, spec):
                     result.records_of(dataset=label), metric, out_dir,
                     f"curves_{metric}" + (f"_{label}" if len(result.datasets) > 1 else ""),
                     caption=f"{spec.title or spec.target}. Data: {data.provenance}"
-                            f"{result.quick_note}.")
+                            f"{result.caption_note}.")
     return Rendered(text, figures, files)

@@ -24,12 +24,12 @@ def _self_set_kernel(X, offsets, gamma, block=2048):
     """K(X_i, X_i) of the averaged set kernel for every bag, from the diagonal blocks of the
     instance kernel only: runs of whole bags of about ``block`` instances at a time (a larger
     bag alone), never the full (N, N) matrix."""
-    sizes = np.diff(offsets)
-    out = np.empty(len(sizes))
+    n_bags = len(offsets) - 1
+    out = np.empty(n_bags)
     first = 0
-    while first < len(sizes):
+    while first < n_bags:
         last = first + 1                     # bags [first, last) in this block
-        while last < len(sizes) and offsets[last + 1] - offsets[first] <= block:
+        while last < n_bags and offsets[last + 1] - offsets[first] <= block:
             last += 1
         a, b = offsets[first], offsets[last]
         local = offsets[first:last + 1] - a

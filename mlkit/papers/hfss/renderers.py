@@ -73,7 +73,7 @@ def provenance_caption(result):
     for label, data in result.datasets.items():
         kind = "synthetic, the paper's layout" if data.synthetic else "real substitute"
         parts.append(f"{label} ({kind}: {data.source})")
-    return ("Data: " + "; ".join(parts) + result.quick_note + ". The paper's 19-class "
+    return ("Data: " + "; ".join(parts) + result.caption_note + ". The paper's 19-class "
             "image-blob data are private; its numbers are shown beside every dataset.")
 
 
@@ -84,7 +84,7 @@ def figure_caption(result):
     for label, data in result.datasets.items():
         kind = "synthetic, the paper's layout" if data.synthetic else "real substitute"
         parts.append(f"{label} ({kind}: {data.source.split('; problem ')[0]})")
-    return ("Data: " + "; ".join(parts) + result.quick_note + ". The paper's 19-class "
+    return ("Data: " + "; ".join(parts) + result.caption_note + ". The paper's 19-class "
             "image-blob data are private.")
 
 

@@ -127,7 +127,7 @@ def _data_caption(result, run_spec):
                 f"{ds.role}")
         roles[name] = kind
         parts.append(f"{name} ({kind}; {data.source})")
-    text = "Data: " + "; ".join(parts) + result.quick_note + "."
+    text = "Data: " + "; ".join(parts) + result.caption_note + "."
     if result.absent:
         names = sorted({d.name for d in run_spec.datasets if d.display in result.absent})
         text += (f" Not run: {', '.join(names)} (the paper's own data: files not in the data "
@@ -360,7 +360,7 @@ def sub_solver_iterations(params):
 def sub_solver_budget(params):
     """The sub-solvers' stopping rule of these parameters, in words."""
     it, tol = sub_solver_iterations(params)
-    authors = " (the authors' code)" if (it, tol) == (100, 1e-3) else ""
+    authors = " (the authors' code)" if (it, tol) == sub_solver_iterations({}) else ""
     return f"sub-solvers {it} iterations / tol {tol:g}{authors}"
 
 

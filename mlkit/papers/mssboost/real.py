@@ -51,7 +51,7 @@ def _caption(result, extra=""):
         role = roles.get(label)
         kind = "synthetic" if data.synthetic else "real"
         parts.append(f"{label} ({kind}{'; in the paper’s ' + role + ' role' if role else ''})")
-    text = ("Collections: " + ", ".join(parts) + result.quick_note + ". The paper's TREC and "
+    text = ("Collections: " + ", ".join(parts) + result.caption_note + ". The paper's TREC and "
             "Consumer data are "
             "private; paper numbers are shown beside the collection in the same role.")
     return f"{text} {extra}".strip()

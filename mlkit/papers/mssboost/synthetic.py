@@ -32,7 +32,7 @@ class Fig4Options(BaseModel):
 
 
 def _caption(result, extra=""):
-    text = f"Data: {result.dataset.provenance}{result.quick_note}."
+    text = f"Data: {result.dataset.provenance}{result.caption_note}."
     return f"{text} {extra}".strip()
 
 

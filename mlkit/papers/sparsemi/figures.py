@@ -170,7 +170,7 @@ def render_fig1(result, out_dir, spec):
                      "bags separable on it (ours)": "yes" if separable else "no",
                      "paper": "drawing only"})
     axes[1].legend(fontsize=5)
-    caption = (f"Data: {data.provenance}{result.quick_note}. Bag features of Eq. (8) "
+    caption = (f"Data: {data.provenance}{result.caption_note}. Bag features of Eq. (8) "
                f"against all {X.shape[0]} "
                "instances (b-d, projected to 2-D for display by the Fisher LDA direction and "
                "the first principal direction orthogonal to it) or against two XVs (e-f). No "
