@@ -586,5 +586,6 @@ def test_a_partial_render_is_shown_as_partial_and_not_counted(toy):
     text, reports = _page(toy)
     table1 = next(t for t in reports[0].targets if t.artifact == "table1")
     assert table1.partial and table1.counted == []
-    assert "**partial** (rendered from the 2 of its 4 runs recorded so far" in text
+    assert "Status: **partial** (rendered from the 2 of its 4 runs recorded so far" in text
+    assert "**full run**, **partial**" not in text      # a partial render is no full run
     assert "| partial, not counted |" in text

@@ -180,9 +180,12 @@ def _target(t, page_dir):
     else:
         quick = " (the `--quick` settings: shown, not counted)" if t.status == QUICK else ""
         tables = ", ".join(f"[{x.path.name}]({_link(x.path, page_dir)})" for x in t.tables)
-        if t.outdated:
-            quick += f", {_outdated(t)}"
-        lines += [f"Status: **{t.status}**{quick}. Results: "
+        status = f"**{t.status}**{quick}"
+        if t.partial and t.outdated:     # a --partial render: not a full run's results
+            status = _outdated(t)
+        elif t.outdated:
+            status += f", {_outdated(t)}"
+        lines += [f"Status: {status}. Results: "
                   f"[`{_link(t.out_dir, page_dir)}/`]({_link(t.out_dir, page_dir)})"
                   + (f"; full table: {tables}" if tables else "") + "." + progress, ""]
     if t.data:
