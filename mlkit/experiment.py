@@ -33,7 +33,7 @@ from .registry import METHODS, METRICS
 
 __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest_records",
            "method_seed", "build_estimator", "fit_method", "numerics_revision", "planned_runs",
-           "check_parallel", "validation_search"]
+           "check_parallel", "validation_search", "repetition_values"]
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +101,40 @@ class RunResult:
         out = [r for r in self.records if (dataset is None or r["dataset"] == dataset)
                and (method is None or r["method"] == method)]
         return sorted(out, key=lambda r: (r["dataset"], r["method"], r["repeat"], r["fold"]))
+
+
+def repetition_values(records, metric, scale=1.0):
+    """``metric`` of each repetition of a protocol, in repeat order: the mean over its folds
+    (k-fold CV: the k-fold CV estimate of that repetition), or the record's own value where a
+    repetition has one split (holdout, labelled, predefined).
+
+    A paper's "mean +- std over ten runs" of a 10 x 10-fold CV (e.g. Table I of Fu et al.
+    2013) is the mean and sd of these ten values, and its paired t-tests pair them: the
+    spread of single folds of ~10 test bags is another, much larger, quantity.
+
+    Parameters
+    ----------
+    records : list of dict
+        Run records of one dataset and method (``repeat``, ``fold``, ``metrics``).
+    metric : str
+    scale : float, default=1.0
+        Multiplies every value (100: percentages).
+
+    Returns
+    -------
+    ndarray of shape (n_repeats,)
+
+    Examples
+    --------
+    >>> recs = [{"repeat": r, "fold": f, "metrics": {"accuracy": a}}
+    ...         for r, f, a in [(0, 0, 0.8), (0, 1, 1.0), (1, 0, 0.7), (1, 1, 0.9)]]
+    >>> repetition_values(recs, "accuracy", 100).tolist()
+    [90.0, 80.0]
+    """
+    by_repeat = {}
+    for r in records:
+        by_repeat.setdefault(r["repeat"], []).append(r["metrics"][metric])
+    return scale * np.array([np.mean(by_repeat[k]) for k in sorted(by_repeat)], dtype=float)
 
 
 def _seed(entropy, *spawn_key):

@@ -15,8 +15,8 @@ class _Data:
     provenance = "toy (synthetic data)"
 
 
-def _rec(dataset, acc, n_xv, repeat, chosen=None):
-    return {"dataset": dataset, "method": "MI-Kernel", "repeat": repeat, "fold": 0,
+def _rec(dataset, acc, n_xv, repeat, chosen=None, fold=0):
+    return {"dataset": dataset, "method": "MI-Kernel", "repeat": repeat, "fold": fold,
             "metrics": {"accuracy": acc}, "model": {"n_xv": n_xv},
             "timings": {"fit_s": 1.0}, "chosen": chosen or {}}
 
@@ -57,6 +57,24 @@ def test_percent_table_has_paper_beside_ours_with_equal_decimals(tmp_path):
     # C = 10 is the top of its 3-value grid in one of musk1's two runs: a footnote says so
     assert "C chosen at the upper edge 10 in 1 of 2 runs (grid [0.1, 10])" in md
     assert {p.name for p in out.files} >= {"table.md", "table.csv", "table.tex"}
+
+
+def test_cv_spread_is_over_repetitions_each_the_mean_of_its_folds(tmp_path):
+    """10 x 10-fold CV reports mean +- std over the ten runs (repetitions), not the folds."""
+    folds = {0: [0.8, 1.0, 0.9], 1: [0.7, 0.9, 0.8], 2: [1.0, 1.0, 0.7]}
+    recs = [_rec("musk1", a, 10, r, fold=f) for r, accs in folds.items()
+            for f, a in enumerate(accs)]
+    out = _render(tmp_path, _spec({}), recs)
+    md = (tmp_path / "table.md").read_text()
+    means = 100 * np.array([np.mean(v) for v in folds.values()])       # 90, 80, 90
+    expected = format_mean_ci(means.mean(), means.std(ddof=1), 2)       # 86.67 ± 5.77
+    per_fold = format_mean_ci(100 * np.mean(sum(folds.values(), [])),
+                              100 * np.std(sum(folds.values(), []), ddof=1), 2)
+    assert f"| {expected} " in md and per_fold not in md
+    assert "mean ± sample sd over repetitions; a repetition of k-fold CV counts as the mean " \
+           "of its k folds" in md
+    assert out.figures["accuracy.musk1.MI-Kernel"] == pytest.approx(means.mean())
+    assert "| 9 " in md                                  # the runs column counts the folds
 
 
 def test_marker_for_a_method_and_unknown_option_is_an_error(tmp_path):

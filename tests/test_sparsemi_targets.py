@@ -217,3 +217,18 @@ def test_claims_2_and_3_judge_the_gap_at_10_xvs_and_tst_comparability(monkeypatc
     saved["table1"] = _records({**t1, ("musk1", "SparseMI (10)"): ([81, 82], 10)})
     res = claims.claim_2()
     assert "(largest at 10: no)" in res.measured and not res.passed
+
+
+def test_claims_pair_repetitions_not_folds():
+    """The paper's paired t-tests are "on the differences over ten runs": on MUSK a run is a
+    10-fold CV, so the claims compare its fold means, one value per repetition."""
+    from mlkit.papers.sparsemi.claims import _acc, paired_worse
+
+    folds = {0: [80, 100, 90], 1: [70, 90, 80], 2: [100, 100, 70]}
+    recs = [{"dataset": "musk1", "method": m, "repeat": r, "fold": f,
+             "metrics": {"accuracy": (a - d) / 100}}
+            for m, d in (("SparseMI", 0), ("MI-Kernel", 1)) for r, accs in folds.items()
+            for f, a in enumerate(accs)]
+    np.testing.assert_allclose(_acc(recs, "musk1", "SparseMI"), [90, 80, 90])
+    np.testing.assert_allclose(_acc(recs, "musk1", "MI-Kernel"), [89, 79, 89])
+    assert paired_worse(_acc(recs, "musk1", "MI-Kernel"), _acc(recs, "musk1", "SparseMI"), 0.05)

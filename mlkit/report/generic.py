@@ -1,5 +1,7 @@
 """The generic renderer ``metric-table``: one row per dataset x method, each metric as mean
-± spread over runs with the paper's number beside it, the number of runs and the fit time.
+± spread over runs (over repetitions for k-fold CV, each the mean of its folds, as papers
+report "mean ± std over ten runs" of a 10 x 10-fold CV) with the paper's number beside it,
+the number of runs and the fit time.
 
 A paper uses it by YAML alone (``render: metric-table``, the default), and ``mlkit train``
 draws every config with it unless the config names another renderer. Its options
@@ -12,6 +14,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..experiment import repetition_values
 from ..metrics import mean_confidence_interval
 from ..registry import METRICS
 from ..targets import Rendered, register_renderer
@@ -39,6 +42,14 @@ def _spread(values, how):
         sd = float(values.std(ddof=1)) if len(values) > 1 else float("nan")
         return float(values.mean()), sd
     return mean_confidence_interval(values)
+
+
+def _over(result):
+    """What a row's spread is over: runs, or the repetitions of a k-fold CV protocol."""
+    if any(r["fold"] > 0 for r in result.records):
+        return ("repetitions; a repetition of k-fold CV counts as the mean of its k folds, "
+                "and the runs column counts folds")
+    return "runs"
 
 
 def _paper_cell(pv, digits):
@@ -73,7 +84,7 @@ def metric_rows(result, spec, opts):
             row["method"] = m.display
             for metric in run_spec.metrics:
                 label = METRICS.entry(metric).meta.get("label", metric)
-                values = opts.scale * np.array([r["metrics"][metric] for r in recs], float)
+                values = repetition_values(recs, metric, opts.scale)
                 mean, half = _spread(values, opts.spread)
                 pv = spec.paper_value(ds.display, m.display, metric, role=ds.role)
                 row[f"{label} (paper)"] = _paper_cell(pv, digits)
@@ -123,8 +134,8 @@ def render_metric_table(result, out_dir, spec):
     opts = spec.options
     rows, figures, notes = metric_rows(result, spec, opts)
     spread = "± sample sd" if opts.spread == "std" else "± 95% t-interval"
-    caption = (f"{spec.title or spec.target}. Paper vs ours (ours: mean {spread} over runs). "
-               f"Data: {result.provenance}.")
+    caption = (f"{spec.title or spec.target}. Paper vs ours (ours: mean {spread} over "
+               f"{_over(result)}). Data: {result.provenance}.")
     if opts.caption:
         caption += f" {opts.caption}"
     if notes:
