@@ -71,10 +71,12 @@ def test_cv_spread_is_over_repetitions_each_the_mean_of_its_folds(tmp_path):
     per_fold = format_mean_ci(100 * np.mean(sum(folds.values(), [])),
                               100 * np.std(sum(folds.values(), []), ddof=1), 2)
     assert f"| {expected} " in md and per_fold not in md
-    assert "mean ± sample sd over repetitions; a repetition of k-fold CV counts as the mean " \
-           "of its k folds" in md
+    assert "with k-fold CV over its repetitions, each the mean of its k folds" in md
     assert out.figures["accuracy.musk1.MI-Kernel"] == pytest.approx(means.mean())
     assert "| 9 " in md                                  # the runs column counts the folds
+    # a single k-fold CV has no repetitions to spread over: its folds
+    _render(tmp_path, _spec({}), [r for r in recs if r["repeat"] == 0])
+    assert f"| {format_mean_ci(90.0, 10.0, 2)} " in (tmp_path / "table.md").read_text()
 
 
 def test_marker_for_a_method_and_unknown_option_is_an_error(tmp_path):

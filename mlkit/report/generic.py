@@ -21,7 +21,7 @@ from ..targets import Rendered, register_renderer
 from .summaries import plot_curves
 from .tables import format_mean_ci, write_table
 
-__all__ = ["MetricTableOptions", "render_metric_table", "metric_rows"]
+__all__ = ["MetricTableOptions", "render_metric_table", "metric_rows", "row_values"]
 
 
 class MetricTableOptions(BaseModel):
@@ -44,11 +44,21 @@ def _spread(values, how):
     return mean_confidence_interval(values)
 
 
+def row_values(records, metric, scale=1.0):
+    """The values a table row's mean ± spread is over: one per repetition
+    (:func:`~mlkit.experiment.repetition_values`: k-fold CV counts as the mean of its
+    folds), or the folds of a single k-fold CV, which has no repetitions to spread over."""
+    values = repetition_values(records, metric, scale)
+    if len(values) == 1:
+        values = scale * np.array([r["metrics"][metric] for r in records], dtype=float)
+    return values
+
+
 def _over(result):
     """What a row's spread is over: runs, or the repetitions of a k-fold CV protocol."""
     if any(r["fold"] > 0 for r in result.records):
-        return ("repetitions; a repetition of k-fold CV counts as the mean of its k folds, "
-                "and the runs column counts folds")
+        return ("runs; with k-fold CV over its repetitions, each the mean of its k folds, or "
+                "over the folds of a single repetition; the runs column counts folds")
     return "runs"
 
 
@@ -84,8 +94,7 @@ def metric_rows(result, spec, opts):
             row["method"] = m.display
             for metric in run_spec.metrics:
                 label = METRICS.entry(metric).meta.get("label", metric)
-                values = repetition_values(recs, metric, opts.scale)
-                mean, half = _spread(values, opts.spread)
+                mean, half = _spread(row_values(recs, metric, opts.scale), opts.spread)
                 pv = spec.paper_value(ds.display, m.display, metric, role=ds.role)
                 row[f"{label} (paper)"] = _paper_cell(pv, digits)
                 row[f"{label} (ours)"] = format_mean_ci(mean, half, digits)
