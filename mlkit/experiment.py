@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import time
+import warnings
 import zlib
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -33,7 +34,8 @@ from .registry import METHODS, METRICS
 
 __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest_records",
            "method_seed", "build_estimator", "fit_method", "numerics_revision", "planned_runs",
-           "check_parallel", "validation_search", "repetition_values"]
+           "check_parallel", "validation_search", "repetition_values",
+           "folds_per_repeat"]
 
 logger = logging.getLogger(__name__)
 
@@ -103,38 +105,54 @@ class RunResult:
         return sorted(out, key=lambda r: (r["dataset"], r["method"], r["repeat"], r["fold"]))
 
 
-def repetition_values(records, metric, scale=1.0):
-    """``metric`` of each repetition of a protocol, in repeat order: the mean over its folds
-    (k-fold CV: the k-fold CV estimate of that repetition), or the record's own value where a
-    repetition has one split (holdout, labelled, predefined).
+def folds_per_repeat(spec, dataset):
+    """Splits per repetition of ``dataset`` (a display label) in ``spec``: ``n_folds`` when
+    its protocol is k-fold CV, else 1."""
+    ds = next((d for d in spec.datasets if d.display == dataset), None)
+    protocol = spec.protocol if ds is None else ds.protocol_over(spec.protocol)
+    return protocol.n_folds if protocol.split == "cv" else 1
+
+
+def repetition_values(records, metric, scale=1.0, n_folds=1):
+    """``metric`` of each complete repetition of a protocol: {repeat: value}, in repeat order.
+    A repetition's value is the mean over its ``n_folds`` folds (k-fold CV: that
+    repetition's CV estimate; a fold whose metric is NaN is left out of the mean), or the
+    record's own value where a repetition has one split (holdout, labelled, predefined). A
+    repetition with fewer folds recorded (a run still in progress) is left out.
 
     A paper's "mean +- std over ten runs" of a 10 x 10-fold CV (e.g. Table I of Fu et al.
-    2013) is the mean and sd of these ten values, and its paired t-tests pair them: the
-    spread of single folds of ~10 test bags is another, much larger, quantity.
+    2013) is the mean and sd of these ten values, and its paired t-tests pair them, repeat
+    by repeat: the spread of single folds of ~10 test bags is another, much larger,
+    quantity.
 
     Parameters
     ----------
     records : list of dict
-        Run records of one dataset and method (``repeat``, ``fold``, ``metrics``).
+        Run records of one dataset and method (``repeat``, ``metrics``).
     metric : str
     scale : float, default=1.0
         Multiplies every value (100: percentages).
+    n_folds : int, default=1
+        Folds per repetition (:func:`folds_per_repeat`).
 
     Returns
     -------
-    ndarray of shape (n_repeats,)
+    dict of {int: float}
 
     Examples
     --------
     >>> recs = [{"repeat": r, "fold": f, "metrics": {"accuracy": a}}
-    ...         for r, f, a in [(0, 0, 0.8), (0, 1, 1.0), (1, 0, 0.7), (1, 1, 0.9)]]
-    >>> repetition_values(recs, "accuracy", 100).tolist()
-    [90.0, 80.0]
+    ...         for r, f, a in [(0, 0, 0.8), (0, 1, 1.0), (1, 0, 0.7), (1, 1, 0.9), (2, 0, 1)]]
+    >>> repetition_values(recs, "accuracy", 100, n_folds=2)
+    {0: 90.0, 1: 80.0}
     """
     by_repeat = {}
     for r in records:
         by_repeat.setdefault(r["repeat"], []).append(r["metrics"][metric])
-    return scale * np.array([np.mean(by_repeat[k]) for k in sorted(by_repeat)], dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # a repetition of NaN folds
+        return {k: scale * float(np.nanmean(np.asarray(by_repeat[k], dtype=float)))
+                for k in sorted(by_repeat) if len(by_repeat[k]) >= n_folds}
 
 
 def _seed(entropy, *spawn_key):

@@ -21,10 +21,11 @@ def _rec(dataset, acc, n_xv, repeat, chosen=None, fold=0):
             "timings": {"fit_s": 1.0}, "chosen": chosen or {}}
 
 
-def _spec(reported, **report):
+def _spec(reported, musk1_protocol=None, **report):
+    musk1 = {"name": "musk1", **({"protocol": musk1_protocol} if musk1_protocol else {})}
     return ExperimentSpec.model_validate({
         "paper": "toy", "artifact": "t1", "title": "Toy",
-        "datasets": [{"name": "musk1"}, {"name": "tst1"}],
+        "datasets": [musk1, {"name": "tst1"}],
         "methods": [{"name": "mi-kernel", "label": "MI-Kernel",
                      "grid": {"C": [0.1, 1.0, 10.0]}}],
         "metrics": ["accuracy"], "reported": reported,
@@ -59,24 +60,53 @@ def test_percent_table_has_paper_beside_ours_with_equal_decimals(tmp_path):
     assert {p.name for p in out.files} >= {"table.md", "table.csv", "table.tex"}
 
 
+def _cells(md):
+    """{(dataset, method): {column: cell}} of a rendered table.md."""
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines()
+            if line.startswith("| ") and "---" not in line]
+    header, body = rows[0], rows[1:]
+    return {(r[0], r[1]): dict(zip(header, r)) for r in body}
+
+
 def test_cv_spread_is_over_repetitions_each_the_mean_of_its_folds(tmp_path):
     """10 x 10-fold CV reports mean +- std over the ten runs (repetitions), not the folds."""
     folds = {0: [0.8, 1.0, 0.9], 1: [0.7, 0.9, 0.8], 2: [1.0, 1.0, 0.7]}
     recs = [_rec("musk1", a, 10, r, fold=f) for r, accs in folds.items()
             for f, a in enumerate(accs)]
-    out = _render(tmp_path, _spec({}), recs)
+    cv = {"split": "cv", "n_folds": 3}
+    out = _render(tmp_path, _spec({}, cv), recs)
     md = (tmp_path / "table.md").read_text()
     means = 100 * np.array([np.mean(v) for v in folds.values()])       # 90, 80, 90
-    expected = format_mean_ci(means.mean(), means.std(ddof=1), 2)       # 86.67 ± 5.77
-    per_fold = format_mean_ci(100 * np.mean(sum(folds.values(), [])),
-                              100 * np.std(sum(folds.values(), []), ddof=1), 2)
-    assert f"| {expected} " in md and per_fold not in md
-    assert "with k-fold CV over its repetitions, each the mean of its k folds" in md
+    row = _cells(md)[("musk1", "MI-Kernel")]
+    assert row["accuracy (ours)"] == format_mean_ci(means.mean(), means.std(ddof=1), 2)
+    assert row["runs"] == "9"                                # the runs column counts folds
+    assert "on musk1 (k-fold CV) over its complete repetitions, each the mean of its k " \
+           "folds" in md
     assert out.figures["accuracy.musk1.MI-Kernel"] == pytest.approx(means.mean())
-    assert "| 9 " in md                                  # the runs column counts the folds
+    # a repetition still in progress (one fold of three) is left out
+    _render(tmp_path, _spec({}, cv), recs + [_rec("musk1", 0.0, 10, 3)])
+    row = _cells((tmp_path / "table.md").read_text())[("musk1", "MI-Kernel")]
+    assert row["accuracy (ours)"] == format_mean_ci(means.mean(), means.std(ddof=1), 2)
     # a single k-fold CV has no repetitions to spread over: its folds
-    _render(tmp_path, _spec({}), [r for r in recs if r["repeat"] == 0])
-    assert f"| {format_mean_ci(90.0, 10.0, 2)} " in (tmp_path / "table.md").read_text()
+    _render(tmp_path, _spec({}, cv), [r for r in recs if r["repeat"] == 0])
+    row = _cells((tmp_path / "table.md").read_text())[("musk1", "MI-Kernel")]
+    assert row["accuracy (ours)"] == format_mean_ci(90.0, 10.0, 2)
+    # holdout protocols are unchanged: one value per run
+    _render(tmp_path, _spec({}), [_rec("tst1", a, 10, r) for r, a in enumerate([0.8, 0.9])])
+    md = (tmp_path / "table.md").read_text()
+    assert _cells(md)[("tst1", "MI-Kernel")]["accuracy (ours)"] == format_mean_ci(
+        85.0, 100 * np.std([0.8, 0.9], ddof=1), 2)
+    assert "k-fold CV" not in md
+
+
+def test_a_fold_without_a_number_leaves_only_itself_out_of_its_repetition():
+    from mlkit.experiment import repetition_values
+
+    recs = [{"repeat": r, "fold": f, "metrics": {"accuracy": a}}
+            for r, f, a in [(0, 0, float("nan")), (0, 1, 0.8), (0, 2, 0.9), (1, 0, 0.7),
+                            (1, 1, 0.7), (1, 2, 0.7)]]
+    assert repetition_values(recs, "accuracy", 100, n_folds=3) == pytest.approx({0: 85.0,
+                                                                                  1: 70.0})
 
 
 def test_marker_for_a_method_and_unknown_option_is_an_error(tmp_path):

@@ -1,7 +1,8 @@
 """The generic renderer ``metric-table``: one row per dataset x method, each metric as mean
-± spread over runs (over repetitions for k-fold CV, each the mean of its folds, as papers
-report "mean ± std over ten runs" of a 10 x 10-fold CV) with the paper's number beside it,
-the number of runs and the fit time.
+± spread over runs (k-fold CV: over its repetitions, each the mean of its folds, as papers
+report "mean ± std over ten runs" of a 10 x 10-fold CV; over the folds while fewer than two
+repetitions are complete) with the paper's number beside it, the number of runs and the fit
+time.
 
 A paper uses it by YAML alone (``render: metric-table``, the default), and ``mlkit train``
 draws every config with it unless the config names another renderer. Its options
@@ -14,14 +15,15 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..experiment import repetition_values
+from ..experiment import folds_per_repeat, repetition_values
 from ..metrics import mean_confidence_interval
 from ..registry import METRICS
 from ..targets import Rendered, register_renderer
 from .summaries import plot_curves
 from .tables import format_mean_ci, write_table
 
-__all__ = ["MetricTableOptions", "render_metric_table", "metric_rows", "row_values"]
+__all__ = ["MetricTableOptions", "render_metric_table", "metric_rows", "row_values",
+           "over_runs"]
 
 
 class MetricTableOptions(BaseModel):
@@ -44,22 +46,26 @@ def _spread(values, how):
     return mean_confidence_interval(values)
 
 
-def row_values(records, metric, scale=1.0):
-    """The values a table row's mean ± spread is over: one per repetition
-    (:func:`~mlkit.experiment.repetition_values`: k-fold CV counts as the mean of its
-    folds), or the folds of a single k-fold CV, which has no repetitions to spread over."""
-    values = repetition_values(records, metric, scale)
-    if len(values) == 1:
-        values = scale * np.array([r["metrics"][metric] for r in records], dtype=float)
-    return values
+def row_values(records, metric, scale=1.0, n_folds=1):
+    """The values a table row's mean ± spread is over: one per complete repetition
+    (:func:`~mlkit.experiment.repetition_values`: a k-fold CV repetition counts as the mean
+    of its ``n_folds`` folds); while fewer than two repetitions of a k-fold CV are complete
+    (a single CV, or a long run in progress), its recorded folds."""
+    values = list(repetition_values(records, metric, scale, n_folds).values())
+    if n_folds > 1 and len(values) < 2:
+        values = [scale * r["metrics"][metric] for r in records]
+    return np.array(values, dtype=float)
 
 
-def _over(result):
+def over_runs(result):
     """What a row's spread is over: runs, or the repetitions of a k-fold CV protocol."""
-    if any(r["fold"] > 0 for r in result.records):
-        return ("runs; with k-fold CV over its repetitions, each the mean of its k folds, or "
-                "over the folds of a single repetition; the runs column counts folds")
-    return "runs"
+    cv = [label for label in result.datasets
+          if folds_per_repeat(result.spec, label) > 1]
+    if not cv:
+        return "runs"
+    return (f"runs; on {', '.join(cv)} (k-fold CV) over its complete repetitions, each the "
+            "mean of its k folds, or over its folds while fewer than two repetitions are "
+            "complete; the runs column counts their folds")
 
 
 def _paper_cell(pv, digits):
@@ -92,9 +98,11 @@ def metric_rows(result, spec, opts):
             if ds.role:
                 row["role"] = ds.role
             row["method"] = m.display
+            n_folds = folds_per_repeat(run_spec, ds.display)
             for metric in run_spec.metrics:
                 label = METRICS.entry(metric).meta.get("label", metric)
-                mean, half = _spread(row_values(recs, metric, opts.scale), opts.spread)
+                mean, half = _spread(row_values(recs, metric, opts.scale, n_folds),
+                                     opts.spread)
                 pv = spec.paper_value(ds.display, m.display, metric, role=ds.role)
                 row[f"{label} (paper)"] = _paper_cell(pv, digits)
                 row[f"{label} (ours)"] = format_mean_ci(mean, half, digits)
@@ -144,7 +152,7 @@ def render_metric_table(result, out_dir, spec):
     rows, figures, notes = metric_rows(result, spec, opts)
     spread = "± sample sd" if opts.spread == "std" else "± 95% t-interval"
     caption = (f"{spec.title or spec.target}. Paper vs ours (ours: mean {spread} over "
-               f"{_over(result)}). Data: {result.provenance}.")
+               f"{over_runs(result)}). Data: {result.provenance}.")
     if opts.caption:
         caption += f" {opts.caption}"
     if notes:

@@ -182,7 +182,7 @@ def _target(t, page_dir):
         tables = ", ".join(f"[{x.path.name}]({_link(x.path, page_dir)})" for x in t.tables)
         status = f"**{t.status}**{quick}"
         if t.partial and t.outdated:     # a --partial render: not a full run's results
-            status = _outdated(t)
+            status = _outdated(t) + quick
         elif t.outdated:
             status += f", {_outdated(t)}"
         lines += [f"Status: {status}. Results: "

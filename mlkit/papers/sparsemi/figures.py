@@ -16,11 +16,12 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...datasets._containers import MultiInstanceDataset
+from ...experiment import folds_per_repeat
 from ...datasets.catalog import register_dataset
 from ...kernels import rbf_kernel
 from ...report import new_figure, save_figure, write_table
 from ...report.figures import method_colour
-from ...report.generic import MetricTableOptions, metric_rows, row_values
+from ...report.generic import MetricTableOptions, metric_rows, over_runs, row_values
 from ...targets import Rendered, register_renderer
 
 PAPER = "sparsemi"
@@ -315,7 +316,7 @@ def render_fig3(result, out_dir, spec):
             mean, sd = [], []
             for s in names:
                 v = row_values(result.records_of(dataset=s, method=m), "accuracy",
-                               opts.scale)
+                               opts.scale, folds_per_repeat(run_spec, s))
                 mean.append(v.mean() if len(v) else np.nan)
                 sd.append(v.std(ddof=1) if len(v) > 1 else 0.0)
             ax.bar(np.arange(len(names)) + (k - (len(methods) - 1) / 2) * width, mean, width,
@@ -331,8 +332,7 @@ def render_fig3(result, out_dir, spec):
         ax.set_title(title, fontsize=8)
     axes[0].legend(fontsize=5, ncol=3, loc="upper center")
     caption = (f"{spec.title or spec.target}. Paper: bars only, no numbers. Ours: mean ± "
-               "sample sd over runs (MUSK's 10-fold CV: over its repetitions, each the mean "
-               f"of its folds). Data: {result.provenance}.")
+               f"sample sd over {over_runs(result)}. Data: {result.provenance}.")
     if notes:
         caption += " Notes: " + "; ".join(notes) + "."
     files = save_figure(fig, out_dir, "fig3", caption=caption)
