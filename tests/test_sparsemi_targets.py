@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import yaml
 from click.testing import CliRunner
+from scipy import stats
 
 from mlkit.cli import cli
 from mlkit.datasets import load_dataset
@@ -240,5 +241,4 @@ def test_claims_pair_repetitions_not_folds():
     # pairing by position (2 with 3) would give -1, -1, -50 and no significance
     a, b = {0: 80.0, 1: 81.0, 2: 50.0}, {0: 81.0, 1: 82.0, 3: 100.0}
     assert paired_worse(a, b, 0.05)
-    from scipy import stats
     assert stats.ttest_rel([80, 81, 50], [81, 82, 100]).pvalue > 0.05

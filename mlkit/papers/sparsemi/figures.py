@@ -16,8 +16,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...datasets._containers import MultiInstanceDataset
-from ...experiment import folds_per_repeat
 from ...datasets.catalog import register_dataset
+from ...experiment import folds_per_repeat
 from ...kernels import rbf_kernel
 from ...report import new_figure, save_figure, write_table
 from ...report.figures import method_colour
