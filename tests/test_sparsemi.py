@@ -266,7 +266,8 @@ def test_multiclass_predicts_argmax():
 def test_svm_initialisation_takes_the_converged_linear_svm():
     """init="svm" ranks instances by |w| of the linear SVM (squared hinge, L2, liblinear's
     regularised bias) on the Eq. (8) bag features: its instances are those of the same
-    objective minimised independently (L-BFGS on the primal, to 1e-10), without warnings."""
+    objective minimised independently (L-BFGS on the primal, to 1e-10), without warnings
+    (a ConvergenceWarning is an error here), up to C = 1e4 as in the TST grids."""
     import warnings
 
     from scipy.optimize import minimize
@@ -285,7 +286,8 @@ def test_svm_initialisation_takes_the_converged_linear_svm():
         margin = np.maximum(0.0, 1.0 - y * (S @ w))
         return 0.5 * w @ w + C * margin @ margin, w - 2.0 * C * S.T @ (y * margin)
 
-    for C in (10.0, 100.0):
+    # C = 1e4: a near hard margin, ~1,400 Newton iterations (above liblinear's default cap)
+    for C in (10.0, 100.0, 1e4):
         m = SparseMI(n_xv=10, C=C, gamma=2.0, init="svm", t_max=0, random_state=0)
         m.gamma_ = 2.0
         with warnings.catch_warnings():
