@@ -191,7 +191,8 @@ def test_claims_2_and_3_judge_the_gap_at_10_xvs_and_tst_comparability(monkeypatc
     from mlkit.papers.sparsemi import claims
     from mlkit.targets import resolve_target
 
-    t1 = {("musk1", m): (a, n) for m, a, n in [
+    # COREL-10: ten 50/50 splits, one record per repetition
+    t1 = {("corel10", m): (a, n) for m, a, n in [
         ("SparseMI", [90, 91], 100), ("MI-Kernel", [90, 90], 300), ("MILES", [85, 86], 400),
         ("SparseMI (10)", [88, 89], 10), ("RS (10)", [80, 81], 10), ("RSVM (10)", [75, 76], 10),
         ("SparseMI (50)", [90, 90], 50), ("RS (50)", [88, 89], 50), ("RSVM (50)", [87, 87], 50),
@@ -216,7 +217,7 @@ def test_claims_2_and_3_judge_the_gap_at_10_xvs_and_tst_comparability(monkeypatc
     res = claims.claim_3()
     assert not res.passed and "(not: tst1 (+5.00 below, 10 vs 500+ XVs))" in res.measured
     # the gap largest at 50 instead of 10: claim 2 fails
-    saved["table1"] = _records({**t1, ("musk1", "SparseMI (10)"): ([81, 82], 10)})
+    saved["table1"] = _records({**t1, ("corel10", "SparseMI (10)"): ([81, 82], 10)})
     res = claims.claim_2()
     assert "(largest at 10: no)" in res.measured and not res.passed
 
@@ -226,17 +227,24 @@ def test_claims_pair_repetitions_not_folds():
     10-fold CV, so the claims compare its fold means, one value per repetition, paired
     repeat by repeat over the complete repetitions both methods have."""
     from mlkit.papers.sparsemi.claims import _acc, paired_worse
+    from mlkit.targets import resolve_target, target_spec
 
-    folds = {0: [80, 100, 90], 1: [70, 90, 80], 2: [100, 100, 70]}
+    spec = target_spec(resolve_target("sparsemi/table1"))[1]     # MUSK1: 10-fold CV
+    folds = {0: [80, 100, 90] * 3 + [90], 1: [70, 90, 80] * 3 + [80],
+             2: [100, 100, 70] * 3 + [90]}
     recs = [{"dataset": "musk1", "method": m, "repeat": r, "fold": f,
              "metrics": {"accuracy": (a - d) / 100}}
             for m, d in (("SparseMI", 0), ("MI-Kernel", 1)) for r, accs in folds.items()
             for f, a in enumerate(accs)]
-    # a repetition in progress (one fold of three) is not a run yet
-    recs.append({"dataset": "musk1", "method": "SparseMI", "repeat": 3, "fold": 0,
-                 "metrics": {"accuracy": 0.0}})
-    assert _acc(recs, "musk1", "SparseMI") == pytest.approx({0: 90, 1: 80, 2: 90})
-    assert _acc(recs, "musk1", "MI-Kernel") == pytest.approx({0: 89, 1: 79, 2: 89})
+    # a repetition in progress (4 folds of 10, of every method) is not a run yet, even
+    # when no method has more of it
+    recs += [{"dataset": "musk1", "method": m, "repeat": 3, "fold": f,
+              "metrics": {"accuracy": 0.0}} for m in ("SparseMI", "MI-Kernel")
+             for f in range(4)]
+    assert _acc(recs, "musk1", "SparseMI", spec) == pytest.approx({0: 90, 1: 80, 2: 90})
+    assert _acc(recs, "musk1", "MI-Kernel", spec) == pytest.approx({0: 89, 1: 79, 2: 89})
+    only_partial = [r for r in recs if r["repeat"] == 3]
+    assert _acc(only_partial, "musk1", "SparseMI", spec) == {}
     # pairs by repeat over the repeats both have: {0, 1} here, a constant -1 difference;
     # pairing by position (2 with 3) would give -1, -1, -50 and no significance
     a, b = {0: 80.0, 1: 81.0, 2: 50.0}, {0: 81.0, 1: 82.0, 3: 100.0}

@@ -1,12 +1,10 @@
 """Claims of SparseMI (spec-sparsemi "Claims to check") from saved results; thresholds from
 the configs' ``thresholds:``. A claim whose results are missing is NOT RUN (passed=None)."""
 
-from collections import Counter
-
 import numpy as np
 from scipy import stats
 
-from ...experiment import repetition_values
+from ...experiment import folds_per_repeat, repetition_values
 from ...targets import read_summary, resolve_target, saved_results, target_spec
 from ...verify import ClaimResult, register_claim
 
@@ -32,14 +30,13 @@ def _missing(artifact, records=None):
                              "(or with --quick) first")
 
 
-def _acc(records, dataset, method):
+def _acc(records, dataset, method, spec):
     """{repeat: accuracy %} of the complete repetitions of ``method`` on ``dataset`` (the
     paper's "ten runs": on MUSK the mean of a 10-fold CV's folds). A repetition is complete
-    with as many folds as the most any method has recorded in one repetition of the set."""
-    on_set = [r for r in records if r["dataset"] == dataset]
-    counts = Counter((r["method"], r["repeat"]) for r in on_set)
-    return repetition_values([r for r in on_set if r["method"] == method], "accuracy", 100,
-                             n_folds=max(counts.values(), default=1))
+    with as many folds as the protocol of ``spec`` (the config of the runs) gives the set."""
+    return repetition_values([r for r in records
+                              if r["dataset"] == dataset and r["method"] == method],
+                             "accuracy", 100, n_folds=folds_per_repeat(spec, dataset))
 
 
 def _mean(values):
@@ -82,10 +79,10 @@ def claim_1():
     target, records, out_dir, quick = _saved("table1")
     if target is None:
         return _missing("table1")
-    th = target_spec(target)[0].thresholds
-    parts, ok = [], True
+    (own, spec), parts, ok = target_spec(target, quick=quick), [], True
+    th = own.thresholds
     for ds in sorted({r["dataset"] for r in records}):
-        s, k = _acc(records, ds, "SparseMI"), _acc(records, ds, "MI-Kernel")
+        s, k = _acc(records, ds, "SparseMI", spec), _acc(records, ds, "MI-Kernel", spec)
         if not len(s) or not len(k):
             continue
         gap = th["mikernel_gap_musk2"] if ds == "musk2" else th["mikernel_gap"]
@@ -135,7 +132,7 @@ def claim_4():
     if t4 is None:
         tag += "; fig4 (accuracy vs iteration) not run"
     else:
-        own4, runs4 = target_spec(t4)
+        own4, runs4 = target_spec(t4, quick=quick4)
         th4 = own4.thresholds
         f4 = read_summary(out4)["figures"]
         # the first method's keys carry no method name: the one judged (the others, e.g. the
@@ -158,13 +155,14 @@ def claim_4():
     return ClaimResult(ok, "; ".join(parts) + tag)
 
 
-def _fixed_block(records, sets, sizes):
-    """[(set, N_XV, SparseMI, RS, RSVM mean accuracies)] for the fixed-N_XV rows present."""
+def _fixed_block(records, sets, sizes, spec):
+    """[(set, N_XV, SparseMI, RS, RSVM mean accuracies)] for the fixed-N_XV rows present
+    (``spec``: the config of the runs)."""
     out = []
     for ds in sets:
         for n in sizes:
             names = [f"{m} ({n})" if n else m for m in ("SparseMI", "RS", "RSVM")]
-            accs = [_acc(records, ds, m) for m in names]
+            accs = [_acc(records, ds, m, spec) for m in names]
             if all(len(a) for a in accs):
                 out.append((ds, n, *[_mean(a) for a in accs]))
     return out
@@ -180,9 +178,10 @@ def claim_2():
     target, records, out_dir, quick = _saved("table1")
     if target is None:
         return _missing("table1")
-    th = target_spec(target)[0].thresholds
+    own, spec = target_spec(target, quick=quick)
+    th = own.thresholds
     sets = sorted({r["dataset"] for r in records})
-    cases = _fixed_block(records, sets, (10, 50, 100))
+    cases = _fixed_block(records, sets, (10, 50, 100), spec)
     if not cases:
         return _missing("table1", records)
     wins = [s > max(rs, rsvm) for _, _, s, rs, rsvm in cases]
@@ -207,7 +206,8 @@ def claim_2():
     if t2 is None:
         text += "; Table II not run"
     else:
-        tst = _fixed_block(r2, sorted({r["dataset"] for r in r2}), (None,))
+        tst = _fixed_block(r2, sorted({r["dataset"] for r in r2}), (None,),
+                             target_spec(t2, quick=quick2)[1])
         beat = [d for d, _, s, rs, rsvm in tst if s > max(rs, rsvm)]
         ok &= len(beat) == len(tst)
         text += (f"; Table II: beats both on {len(beat)}/{len(tst)} sets (paper 7/7)"
@@ -225,10 +225,11 @@ def claim_3():
     target, records, out_dir, quick = _saved("table1")
     if target is None:
         return _missing("table1")
-    th = target_spec(target)[0].thresholds
+    own, spec = target_spec(target, quick=quick)
+    th = own.thresholds
     parts, acc_wins, sparse_wins = [], 0, 0
     for ds in sorted({r["dataset"] for r in records}):
-        s, m = _acc(records, ds, "SparseMI"), _acc(records, ds, "MILES")
+        s, m = _acc(records, ds, "SparseMI", spec), _acc(records, ds, "MILES", spec)
         if not len(s) or not len(m):
             continue
         nx = [_mean_xv(records, ds, k) for k in ("SparseMI", "MILES")]
@@ -248,11 +249,12 @@ def claim_3():
     t2, r2, out2, quick2 = _saved("table2")
     if t2 is None:
         return ClaimResult(bool(ok), text + "; Table II not run")
-    gap_max = target_spec(t2)[0].thresholds["tst_comparable_gap"]
+    own2, spec2 = target_spec(t2, quick=quick2)
+    gap_max = own2.thresholds["tst_comparable_gap"]
     short, tst = [], []
     for ds in sorted({r["dataset"] for r in r2}):
-        s = _acc(r2, ds, "SparseMI")
-        base = [_acc(r2, ds, m) for m in ("MI-Kernel", "MILES")]
+        s = _acc(r2, ds, "SparseMI", spec2)
+        base = [_acc(r2, ds, m, spec2) for m in ("MI-Kernel", "MILES")]
         if not len(s) or not all(len(b) for b in base):
             continue
         ours = _mean_xv(r2, ds, "SparseMI")
@@ -283,12 +285,13 @@ def claim_5():
     target, records, out_dir, quick = _saved("fig3")
     if target is None:
         return _missing("fig3")
-    th = target_spec(target)[0].thresholds
+    own, spec = target_spec(target, quick=quick)
+    th = own.thresholds
     alpha = th["alpha"]
     differ, no_gain, n = [], [], 0
     for ds in sorted({r["dataset"] for r in records}):
-        opt = {i: _acc(records, ds, f"SparseMI {i}") for i in INITS}
-        start = {i: _acc(records, ds, f"SparseMI {i} t=0") for i in INITS}
+        opt = {i: _acc(records, ds, f"SparseMI {i}", spec) for i in INITS}
+        start = {i: _acc(records, ds, f"SparseMI {i} t=0", spec) for i in INITS}
         if not all(len(v) for v in (*opt.values(), *start.values())):
             continue
         n += 1
@@ -300,10 +303,10 @@ def claim_5():
         return _missing("fig3", records)
     # without optimisation k-means is poor on 3 of the 7 sparse sets (paper): significantly
     # below both other starts
-    sparse = set(target_spec(target)[0].options.sparse)
+    sparse = set(own.options.sparse)
     poor = [ds for ds in sorted({r["dataset"] for r in records} & sparse)
-            if all(paired_worse(_acc(records, ds, "SparseMI kmeans t=0"),
-                                _acc(records, ds, f"SparseMI {i} t=0"), alpha)
+            if all(paired_worse(_acc(records, ds, "SparseMI kmeans t=0", spec),
+                                _acc(records, ds, f"SparseMI {i} t=0", spec), alpha)
                    for i in ("random", "svm"))]
     ok = (len(differ) <= th["init_differ_max"] and len(no_gain) <= th["no_gain_max"]
           and len(poor) >= th["kmeans_poor_min"])
