@@ -60,6 +60,18 @@ def test_percent_table_has_paper_beside_ours_with_equal_decimals(tmp_path):
     assert {p.name for p in out.files} >= {"table.md", "table.csv", "table.tex"}
 
 
+def test_grid_edge_notes_are_one_per_method_and_parameter(tmp_path):
+    """A method at a grid edge on several sets gets one footnote with the count per set
+    (a figure over 7 sets x 6 methods had 80 notes, one per set)."""
+    recs = [_rec("musk1", 0.87, 280, 0, {"C": 10.0}), _rec("musk1", 0.87, 281, 1, {"C": 1.0}),
+            _rec("tst1", 0.955, 1302, 0, {"C": 10.0}), _rec("tst1", 0.9, 1302, 1, {"C": 0.1})]
+    _render(tmp_path, _spec({}), recs)
+    md = (tmp_path / "table.md").read_text()
+    assert md.count("C chosen at") == 1
+    assert ("MI-Kernel: C chosen at the lower edge 0.1 in tst1 1/2 and the upper edge 10 in "
+            "musk1 1/2, tst1 1/2 runs (grid [0.1, 10])") in md
+
+
 def _cells(md):
     """{(dataset, method): {column: cell}} of a rendered table.md."""
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines()

@@ -86,7 +86,7 @@ def metric_rows(result, spec, opts):
     """(rows as dicts, headline figures, footnotes) of the table."""
     run_spec = result.spec
     digits = opts.digits if opts.digits is not None else (2 if opts.scale != 1 else 3)
-    rows, figures, notes = [], {}, []
+    rows, figures, edges = [], {}, {}
     seen = set()
     for ds in run_spec.datasets:
         for m in run_spec.methods:
@@ -122,13 +122,10 @@ def metric_rows(result, spec, opts):
                 if len(numeric) < 3:        # with two values every choice is an edge
                     continue
                 lo, hi = min(numeric), max(numeric)
-                at = [f"the {side} edge {edge:g} in {n}"
-                      for side, edge in (("lower", lo), ("upper", hi))
-                      if (n := sum(v == edge for v in picked if v is not None))]
-                if at:
-                    notes.append(f"{m.display} on {ds.display}: {key} chosen at "
-                                 f"{' and '.join(at)} of {len(recs)} runs (grid "
-                                 f"[{lo:g}, {hi:g}])")
+                hits = [sum(v == edge for v in picked if v is not None) for edge in (lo, hi)]
+                if any(hits):
+                    edges.setdefault((m.display, key, lo, hi), []).append(
+                        (ds.display, *hits, len(recs)))
             row["runs"] = len(recs)
             row["fit s"] = float(np.mean([r["timings"]["fit_s"] for r in recs]))
             rows.append(row)
@@ -140,7 +137,25 @@ def metric_rows(result, spec, opts):
             rows.append({"dataset": scope, "method": "(all)",
                          **{f"{METRICS.entry(x).meta.get('label', x)} (paper)": entry
                             for x in run_spec.metrics}})
-    return rows, figures, notes
+    return rows, figures, [edge_note(*k, v) for k, v in edges.items()]
+
+
+def edge_note(method, key, lo, hi, hits):
+    """The footnote on a grid parameter chosen at an edge of its grid [lo, hi] by
+    ``method``'s runs: ``hits`` = [(dataset, runs at lo, runs at hi, runs)] over the sets
+    where it was; one note per method and parameter (on one set: "in n of N runs"; on
+    several: "in set n/N, ...")."""
+    if len(hits) == 1:
+        ds, *_, runs = hits[0]
+        at = [f"the {side} edge {edge:g} in {h}" for side, edge, h in
+              (("lower", lo, hits[0][1]), ("upper", hi, hits[0][2])) if h]
+        return (f"{method} on {ds}: {key} chosen at {' and '.join(at)} of {runs} runs "
+                f"(grid [{lo:g}, {hi:g}])")
+    at = [f"the {side} edge {edge:g} in "
+          + ", ".join(f"{h[0]} {h[i]}/{h[3]}" for h in hits if h[i])
+          for i, (side, edge) in enumerate((("lower", lo), ("upper", hi)), start=1)
+          if any(h[i] for h in hits)]
+    return f"{method}: {key} chosen at {' and '.join(at)} runs (grid [{lo:g}, {hi:g}])"
 
 
 @register_renderer("metric-table", options=MetricTableOptions,
