@@ -153,6 +153,10 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
               help="Compute nothing: render a long run's results so far from the runs it has "
                    "recorded (the outputs say how many of the protocol's runs they hold; "
                    "claims give no verdict on them).")
+@click.option("--datasets", "datasets", metavar="NAME[,NAME...]",
+              help="Compute only the runs of these datasets (as the target's table names "
+                   "them, e.g. tst1,tst2); the rest of the target is read from its records "
+                   "and the outputs are partial while some are missing, as with --partial.")
 @_set
 @_jobs
 @_force
@@ -161,8 +165,8 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
 @_scheduler
 @_connect_timeout
 @click.pass_context
-def reproduce(ctx, targets, all_targets, quick, partial, overrides, jobs, force, out, backend,
-              scheduler, connect_timeout):
+def reproduce(ctx, targets, all_targets, quick, partial, datasets, overrides, jobs, force, out,
+              backend, scheduler, connect_timeout):
     """Reproduce paper tables/figures: TARGET is paper/artifact (mssboost/fig4) or a bare
     artifact name when only one paper has it."""
     from .registry import TARGETS
@@ -174,6 +178,7 @@ def reproduce(ctx, targets, all_targets, quick, partial, overrides, jobs, force,
     if not targets:
         raise MlkitError("name at least one target (see `mlkit list targets`) or use --all")
     resolved = [resolve_target(t) for t in targets]
+    names = [n.strip() for n in datasets.split(",") if n.strip()] if datasets else None
     if out is not None and len(resolved) > 1:
         raise MlkitError("--out takes one target; leave it out to use results/<paper>/...")
     forced = set()      # --force recomputes each shared runs folder once (table2, figs 5-8)
@@ -183,7 +188,7 @@ def reproduce(ctx, targets, all_targets, quick, partial, overrides, jobs, force,
             target, quick=quick, jobs=jobs, force=force and runs_dir not in forced, out=out,
             backend=backend, scheduler=scheduler, connect_timeout=connect_timeout,
             progress=_progress(ctx), overrides=overrides, command=" ".join(sys.argv),
-            partial=partial))
+            partial=partial, datasets=names))
         forced.add(runs_dir)
         _say(ctx, f"== {target.name}{' (quick)' if quick else ''}")
         _say(ctx, rendered.text)

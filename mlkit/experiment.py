@@ -669,7 +669,7 @@ def _dask_client(scheduler, timeout):
 
 
 def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
-        connect_timeout=10.0, progress=False, only=None, compute=True):
+        connect_timeout=10.0, progress=False, only=None, compute=True, compute_only=None):
     """Run every (method, split) of ``spec``, reusing the records already in ``out_dir``;
     the runs left to compute go repetition by repetition across the datasets.
 
@@ -701,6 +701,11 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
     compute : bool
         False: compute nothing, only read the runs already recorded (a long run's results so
         far); ``RunResult.missing`` counts the others.
+    compute_only : callable, optional
+        ``compute_only(dataset_display, method_display, split) -> bool``: compute only the
+        runs it accepts; the others are read when recorded and counted in
+        ``RunResult.missing`` when not (``mlkit reproduce --datasets``: one part of a long
+        target now, rendered with the rest recorded so far).
 
     Returns
     -------
@@ -744,6 +749,10 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
                             and rec.get("data_sha", data_sha) == data_sha):
                         result.records.append(rec)
                         continue
+                if compute_only is not None and not compute_only(ds.display, method.display,
+                                                                 split):
+                    result.missing += 1
+                    continue
                 todo.append((ds.display, method, split, key, path))
     # repetition by repetition across all datasets (then the config's order): a long run
     # stopped early holds whole repetitions of every dataset, not all of the first dataset
@@ -752,7 +761,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
     todo.sort(key=lambda t: (t[2].repeat, d_order[t[0]]))
     result.reused = len(result.records)
     if not compute:
-        result.missing, todo = len(todo), []
+        result.missing, todo = result.missing + len(todo), []
     logger.info("%s: %d runs to compute, %d reused", spec.target, len(todo), result.reused)
 
     with ExitStack() as stack:

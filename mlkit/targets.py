@@ -241,14 +241,25 @@ def target_spec(target, *, quick=False, overrides=()):
 
 def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=False,
             backend=None, scheduler=None, connect_timeout=10.0, progress=False, command=None,
-            partial=False):
+            partial=False, datasets=None):
     """Run ``run_spec`` (records in ``runs_dir``), render with ``spec``'s renderer into
     ``out_dir`` and write its summary and manifest; return (Rendered, RunResult). What
-    ``mlkit reproduce`` and ``mlkit train`` both do."""
+    ``mlkit reproduce`` and ``mlkit train`` both do. ``datasets``: compute only the runs
+    of these datasets (display names); the rest is read from its records."""
     renderer = RENDERERS.get(spec.render)
+    compute_only = None
+    if datasets:
+        known = [d.display for d in run_spec.datasets]
+        for name in datasets:
+            if name not in known:
+                raise UnknownNameError(f"--datasets: {spec.target} has no dataset {name!r}"
+                                       f"{did_you_mean(name, known)}; its datasets: "
+                                       f"{', '.join(known)}")
+        chosen = set(datasets)
+        compute_only = lambda ds, method, split: ds in chosen  # noqa: E731
     result = run(run_spec, runs_dir, jobs=jobs, force=force, backend=backend,
                  scheduler=scheduler, connect_timeout=connect_timeout, progress=progress,
-                 compute=not partial)
+                 compute=not partial, compute_only=compute_only)
     result.quick = quick
     if partial and not result.records:
         raise MlkitError(f"{spec.target}: no run recorded yet in {runs_dir}: nothing to render "
@@ -271,16 +282,18 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
 
 def reproduce(target, *, quick=False, jobs=1, force=False, out=None, backend=None,
               scheduler=None, connect_timeout=10.0, progress=False, overrides=(),
-              command=None, partial=False):
+              command=None, partial=False, datasets=None):
     """Run and render one target; return (Rendered, out_dir, RunResult). ``partial``:
-    compute nothing, render the runs recorded so far (they say so)."""
+    compute nothing, render the runs recorded so far (they say so). ``datasets``: compute
+    only these datasets' runs, render with every run recorded (partial while others are
+    missing)."""
     spec, run_spec = target_spec(target, quick=quick, overrides=overrides)
     out_dir = results_dir(target, quick=quick, out=out)
     runs_dir = results_dir(target, quick=quick, out=out, runs=True)
     rendered, result = execute(spec, run_spec, out_dir, runs_dir, quick=quick, jobs=jobs,
                                force=force, backend=backend, scheduler=scheduler,
                                connect_timeout=connect_timeout, progress=progress,
-                               command=command, partial=partial)
+                               command=command, partial=partial, datasets=datasets)
     return rendered, out_dir, result
 
 

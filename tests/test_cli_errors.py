@@ -261,6 +261,16 @@ def test_unknown_name_in_config(tmp_path, old, new, kind, suggestion):
     assert f"did you mean {suggestion!r}" in line
 
 
+def test_unknown_dataset_of_reproduce_datasets(tmp_path):
+    """``reproduce --datasets`` names the target's datasets as its table does; a name it
+    lacks is an error before anything is loaded or computed."""
+    line = user_error(tmp_path, ["reproduce", "sparsemi/fig3", "--datasets", "tst1,tst11",
+                                 "--out", tmp_path / "out"])
+    assert "--datasets: sparsemi/fig3 has no dataset 'tst11' (did you mean 'tst1'" in line
+    assert "its datasets: musk1, musk2, corel10, corel20, tst1" in line
+    assert not (tmp_path / "out").exists()
+
+
 def test_unknown_metric_without_suggestion_lists_known(tmp_path):
     path, _ = config_variant(tmp_path, "metrics: [hamming_error]", "metrics: [zzzqqq]")
     line = user_error(tmp_path, ["train", "--config", path])

@@ -308,6 +308,20 @@ def test_a_slice_of_runs_is_the_targets_own_records(tmp_path):
     assert _numbers(run(spec, tmp_path / "fresh")) == _numbers(whole)
 
 
+def test_compute_only_computes_a_part_and_reads_the_rest(tmp_path):
+    """``compute_only`` (``mlkit reproduce --datasets``): the runs it rejects are never
+    computed, but read when recorded and otherwise counted as missing (a partial result)."""
+    spec = load_spec(FIG4, overrides=SMALL)
+    part = run(spec, tmp_path, compute_only=lambda d, m, s: m == "MSSBoost")
+    assert (part.computed, part.reused, part.missing) == (3, 0, 6)
+    assert {r["method"] for r in part.records} == {"MSSBoost"}
+    run(spec, tmp_path, only=lambda d, m, s: m == "RSBag" and s.repeat == 0)
+    again = run(spec, tmp_path, compute_only=lambda d, m, s: False)
+    assert (again.computed, again.reused, again.missing) == (0, 4, 5)
+    # with compute=False too, nothing is counted twice
+    assert run(spec, tmp_path, compute=False, compute_only=lambda d, m, s: False).missing == 5
+
+
 def test_more_repeats_reuse_the_runs_already_done(tmp_path):
     first = run(load_spec(FIG4, overrides=SMALL), tmp_path)
     more = run(load_spec(FIG4, overrides=SMALL[1:] + ["protocol.repeats=4"]), tmp_path)

@@ -104,8 +104,16 @@ def test_fig3_fig4_and_claim_5_on_tiny_configs(results, tmp_path, monkeypatch):
     cfg = _tiny(root, "fig4", sets)
     cfg["report"]["iterations"] = 8
     (root / "sparsemi" / "fig4.yaml").write_text(yaml.safe_dump(cfg))
+    # --datasets: one set's runs now, rendered partial; the full run then reuses them
+    res = _invoke("reproduce", "sparsemi/fig3", "--datasets", "sparsemi-3class")
+    assert res.exit_code == 0, res.output
+    assert "not recorded yet (partial)" in res.stdout
+    runs = results / "sparsemi" / "fig3" / "runs"
+    assert {p.name for p in runs.iterdir()} == {"sparsemi-3class"}
+    n_part = len(list(runs.rglob("*.json")))
     res = _invoke("reproduce", "sparsemi/fig3")
     assert res.exit_code == 0, res.output
+    assert f", {n_part} reused" in res.stdout and "partial" not in res.stdout.splitlines()[-2]
     assert "SparseMI kmeans t=0" in res.stdout and "accuracy (paper)" in res.stdout
     assert "not public" in res.stdout                           # GENRE keeps its row
     assert (results / "sparsemi" / "fig3" / "fig3.png").is_file()
