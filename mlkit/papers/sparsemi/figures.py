@@ -327,7 +327,7 @@ def render_fig3(result, out_dir, spec):
         ax.set_ylabel("accuracy" + (" %" if opts.scale == 100 else ""))
         lo = np.nanmin([r["metrics"]["accuracy"] for r in result.records]) * opts.scale
         # headroom above the top tick for the legend, which then covers no bar
-        ax.set_ylim(max(0.0, lo - 10 * opts.scale / 100), 1.16 * opts.scale)
+        ax.set_ylim(max(0.0, lo - 10 * opts.scale / 100), 1.25 * opts.scale)
         ax.set_yticks([t for t in ax.get_yticks() if t <= opts.scale])
         ax.set_title(title, fontsize=8)
     axes[0].legend(fontsize=5, ncol=3, loc="upper center")
