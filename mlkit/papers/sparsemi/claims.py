@@ -79,8 +79,9 @@ def claim_1():
     target, records, out_dir, quick = _saved("table1")
     if target is None:
         return _missing("table1")
-    (own, spec), parts, ok = target_spec(target, quick=quick), [], True
+    own, spec = target_spec(target, quick=quick)
     th = own.thresholds
+    parts, ok = [], True
     for ds in sorted({r["dataset"] for r in records}):
         s, k = _acc(records, ds, "SparseMI", spec), _acc(records, ds, "MI-Kernel", spec)
         if not len(s) or not len(k):
