@@ -157,6 +157,10 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
               help="Compute only the runs of these datasets (as the target's table names "
                    "them, e.g. tst1,tst2); the rest of the target is read from its records "
                    "and the outputs are partial while some are missing, as with --partial.")
+@click.option("--status", is_flag=True,
+              help="Compute nothing: how far a long run has got, per dataset and method (runs "
+                   "recorded of those planned, their mean fit time, and the fit time left, "
+                   "estimated from them).")
 @_set
 @_jobs
 @_force
@@ -165,8 +169,8 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
 @_scheduler
 @_connect_timeout
 @click.pass_context
-def reproduce(ctx, targets, all_targets, quick, partial, datasets, overrides, jobs, force, out,
-              backend, scheduler, connect_timeout):
+def reproduce(ctx, targets, all_targets, quick, partial, datasets, status, overrides, jobs, force,
+              out, backend, scheduler, connect_timeout):
     """Reproduce paper tables/figures: TARGET is paper/artifact (mssboost/fig4) or a bare
     artifact name when only one paper has it."""
     from .registry import TARGETS
@@ -181,6 +185,11 @@ def reproduce(ctx, targets, all_targets, quick, partial, datasets, overrides, jo
     names = [n.strip() for n in datasets.split(",") if n.strip()] if datasets else None
     if out is not None and len(resolved) > 1:
         raise MlkitError("--out takes one target; leave it out to use results/<paper>/...")
+    if status:
+        for target in resolved:
+            _print_status(target, quick=quick, out=out, overrides=overrides, datasets=names,
+                          jobs=jobs)
+        return
     forced = set()      # --force recomputes each shared runs folder once (table2, figs 5-8)
     for target in resolved:
         runs_dir = results_dir(target, quick=quick, out=out, runs=True)
@@ -196,6 +205,39 @@ def reproduce(ctx, targets, all_targets, quick, partial, datasets, overrides, jo
                   + (f"{result.missing} not recorded yet (partial), " if result.missing else "")
                   + f"{result.wall_time:.1f} s")
         click.echo(f"results: {out_dir}")
+
+
+def _print_status(target, *, quick, out, overrides, datasets, jobs):
+    """``mlkit reproduce --status``: a table of :func:`mlkit.experiment.run_status`."""
+    from .experiment import run_status
+    from .report.reproduction_page import format_seconds
+    from .targets import check_dataset_names, results_dir, target_spec
+
+    run_spec = target_spec(target, quick=quick, overrides=overrides)[1]
+    if datasets:
+        check_dataset_names(target.name, run_spec, datasets)
+    rows = run_status(run_spec, results_dir(target, quick=quick, out=out, runs=True),
+                      datasets=set(datasets) if datasets else None)
+    done, planned = sum(r["recorded"] for r in rows), sum(r["planned"] for r in rows)
+    unknown = [r for r in rows if r["left_s"] is None]
+    left = sum(r["left_s"] for r in rows if r["left_s"] is not None)
+    header = ["dataset", "method", "recorded", "mean fit", "fit time left"]
+    table = [[r["dataset"], r["method"], f"{r['recorded']}/{r['planned']}",
+              format_seconds(r["mean_fit_s"]),
+              "?" if r["left_s"] is None else format_seconds(r["left_s"])] for r in rows]
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *table)]
+    click.echo(f"== {target.name}{' (quick)' if quick else ''}: {done:,} of {planned:,} runs "
+               "recorded")
+    for line in [header, *table]:
+        click.echo("  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip())
+    if done < planned:
+        jobs_n = max(int(jobs), 1)
+        click.echo(f"fit time left: at least {format_seconds(left)}"
+                   + (f" (about {format_seconds(left / jobs_n)} of wall time at --jobs "
+                      f"{jobs_n})" if jobs_n > 1 else "")
+                   + (f"; unknown for {len(unknown)} dataset/method pairs with no run "
+                      "recorded yet" if unknown else "")
+                   + f"; resume with `mlkit reproduce {target.name} --jobs N`")
 
 
 def _guarded(ctx, log_dir, fn):

@@ -307,12 +307,8 @@ def make_splits(data, protocol):
     return splits
 
 
-def planned_runs(spec, out_dir, datasets=None):
-    """(run key, record path) of every run ``spec`` makes, without loading any data (the
-    split numbers follow from the protocol alone: ``n_folds`` folds per repeat for ``cv``,
-    one per repeat otherwise); e.g. how much of a long run its records hold. ``datasets``:
-    only the datasets with these display names."""
-    plan = []
+def _plan(spec, out_dir, datasets=None):
+    """(dataset, method, split, run key, record path) of every run ``spec`` makes."""
     for ds in spec.datasets:
         if datasets is not None and ds.display not in datasets:
             continue
@@ -323,9 +319,45 @@ def planned_runs(spec, out_dir, datasets=None):
                 split = Split(r, f, None, None, 0)
                 for spec_method in spec.methods:
                     method = ds.method_as_run(spec_method)
-                    plan.append((_run_key(spec, ds, method, split),
-                                 record_path(out_dir, ds, method, split)))
-    return plan
+                    yield (ds, method, split, _run_key(spec, ds, method, split),
+                           record_path(out_dir, ds, method, split))
+
+
+def planned_runs(spec, out_dir, datasets=None):
+    """(run key, record path) of every run ``spec`` makes, without loading any data (the
+    split numbers follow from the protocol alone: ``n_folds`` folds per repeat for ``cv``,
+    one per repeat otherwise); e.g. how much of a long run its records hold. ``datasets``:
+    only the datasets with these display names."""
+    return [(key, path) for *_, key, path in _plan(spec, out_dir, datasets)]
+
+
+def run_status(spec, out_dir, datasets=None):
+    """How far a long run has got, per (dataset, method), from its records alone: a list of
+    dicts with ``dataset``, ``method``, ``recorded`` and ``planned`` run counts,
+    ``mean_fit_s`` (the mean fit time of the recorded runs, None without any) and
+    ``left_s`` (``mean_fit_s`` times the runs left: an estimate, None when unknown).
+    A record counts only when its key is the one the config and methods make now."""
+    rows = {}
+    for ds, method, _, key, path in _plan(spec, out_dir, datasets):
+        row = rows.setdefault((ds.display, method.display), {
+            "dataset": ds.display, "method": method.display, "recorded": 0, "planned": 0,
+            "fit_s": []})
+        row["planned"] += 1
+        try:
+            rec = read_json(path)
+        except (OSError, ValueError):
+            continue
+        if rec.get("key") == key:
+            row["recorded"] += 1
+            row["fit_s"].append(float(rec.get("timings", {}).get("fit_s", np.nan)))
+    out = []
+    for row in rows.values():
+        times = [t for t in row.pop("fit_s") if np.isfinite(t)]
+        mean = float(np.mean(times)) if times else None
+        left = row["planned"] - row["recorded"]
+        out.append({**row, "mean_fit_s": mean,
+                    "left_s": 0.0 if left == 0 else (mean * left if mean is not None else None)})
+    return out
 
 
 def numerics_revision(method_name, params=None):

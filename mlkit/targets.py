@@ -239,6 +239,17 @@ def target_spec(target, *, quick=False, overrides=()):
     return spec, run_spec
 
 
+def check_dataset_names(target_name, run_spec, datasets):
+    """Raise :class:`UnknownNameError` (with the closest name) for a ``--datasets`` name that
+    is not one of ``run_spec``'s datasets."""
+    known = [d.display for d in run_spec.datasets]
+    for name in datasets:
+        if name not in known:
+            raise UnknownNameError(f"--datasets: {target_name} has no dataset {name!r}"
+                                   f"{did_you_mean(name, known)}; its datasets: "
+                                   f"{', '.join(known)}")
+
+
 def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=False,
             backend=None, scheduler=None, connect_timeout=10.0, progress=False, command=None,
             partial=False, datasets=None):
@@ -249,12 +260,7 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
     renderer = RENDERERS.get(spec.render)
     compute_only = None
     if datasets:
-        known = [d.display for d in run_spec.datasets]
-        for name in datasets:
-            if name not in known:
-                raise UnknownNameError(f"--datasets: {spec.target} has no dataset {name!r}"
-                                       f"{did_you_mean(name, known)}; its datasets: "
-                                       f"{', '.join(known)}")
+        check_dataset_names(spec.target, run_spec, datasets)
         chosen = set(datasets)
         compute_only = lambda ds, method, split: ds in chosen  # noqa: E731
     result = run(run_spec, runs_dir, jobs=jobs, force=force, backend=backend,

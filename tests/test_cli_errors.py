@@ -271,6 +271,12 @@ def test_unknown_dataset_of_reproduce_datasets(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_reproduce_status_names_unknown_datasets(tmp_path):
+    line = user_error(tmp_path, ["reproduce", "sparsemi/fig3", "--status", "--datasets",
+                                 "musk3", "--out", tmp_path / "out"])
+    assert "--datasets: sparsemi/fig3 has no dataset 'musk3' (did you mean 'musk2'" in line
+
+
 def test_unknown_metric_without_suggestion_lists_known(tmp_path):
     path, _ = config_variant(tmp_path, "metrics: [hamming_error]", "metrics: [zzzqqq]")
     line = user_error(tmp_path, ["train", "--config", path])

@@ -398,6 +398,35 @@ def test_planned_runs_are_the_runs_a_config_makes_without_loading_data(tmp_path)
         sorted(r["key"] for r in done.records) and len(done.records) == 12
 
 
+def test_run_status_counts_the_records_of_the_current_config(tmp_path):
+    """``mlkit reproduce --status``: per (dataset, method), the runs recorded of those
+    planned, their mean fit time and the time left (mean x runs left); a record made with
+    other settings (another key) does not count."""
+    from mlkit.experiment import run_status
+
+    spec = load_spec(FIG4, overrides=SMALL)
+    before = run_status(spec, tmp_path)
+    assert all(r["recorded"] == 0 and r["mean_fit_s"] is None and r["left_s"] is None
+               for r in before)
+    assert sum(r["planned"] for r in before) == 9
+    done = run(spec, tmp_path, only=lambda d, m, s: m == "MSSBoost" and s.repeat < 2)
+    rows = {r["method"]: r for r in run_status(spec, tmp_path)}
+    mss = rows["MSSBoost"]
+    fits = [r["timings"]["fit_s"] for r in done.records]
+    assert (mss["recorded"], mss["planned"]) == (2, 3)
+    assert mss["mean_fit_s"] == pytest.approx(np.mean(fits))
+    assert mss["left_s"] == pytest.approx(np.mean(fits) * 1)
+    assert all(r["recorded"] == 0 for m, r in rows.items() if m != "MSSBoost")
+    # a record whose key is not the current one is not counted
+    record = next((tmp_path / "runs").rglob("*.json"))
+    rec = json.loads(record.read_text())
+    record.write_text(json.dumps({**rec, "key": "made-by-other-settings"}))
+    assert {r["method"]: r for r in run_status(spec, tmp_path)}["MSSBoost"]["recorded"] == 1
+    run(spec, tmp_path)
+    assert all(r["recorded"] == r["planned"] and r["left_s"] == 0
+               for r in run_status(spec, tmp_path))
+
+
 def test_partial_renders_the_recorded_runs_and_says_how_many(results):
     from mlkit._errors import MlkitError
     from mlkit.targets import reproduce, resolve_target, saved_results

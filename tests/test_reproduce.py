@@ -37,6 +37,20 @@ def test_reproduce_fig4_quick_writes_everything_and_reruns_nothing(results):
     assert (out / "table.md").read_text() == table         # the same numbers from the records
 
 
+def test_reproduce_status_reports_progress_without_computing(results):
+    before = _invoke("reproduce", "mssboost/fig4", "--quick", "--status", "--jobs", "2")
+    assert before.exit_code == 0, before.output
+    assert "== mssboost/fig4 (quick): 0 of 15 runs recorded" in before.stdout
+    assert "unknown for 3 dataset/method pairs with no run recorded yet" in before.stdout
+    assert not (results / "mssboost" / "fig4-quick").exists()      # nothing computed
+    _invoke("reproduce", "mssboost/fig4", "--quick")
+    next((results / "mssboost" / "fig4-quick" / "runs").rglob("*.json")).unlink()
+    after = _invoke("reproduce", "mssboost/fig4", "--quick", "--status", "--jobs", "2")
+    assert "14 of 15 runs recorded" in after.stdout
+    assert "4/5" in after.stdout and "of wall time at --jobs 2" in after.stdout
+    assert "unknown for" not in after.stdout
+
+
 def test_a_bare_artifact_name_works_when_one_paper_has_it():
     from mlkit.targets import resolve_target
 

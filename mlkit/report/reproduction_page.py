@@ -230,7 +230,8 @@ def _paper(r, page_dir):
     return lines
 
 
-def _seconds(s):
+def format_seconds(s):
+    """A duration for people: '12.3 s', '4 min 5 s', '6 h 7 min' ('-' for None)."""
     if s is None:
         return "-"
     s = float(s)
@@ -258,8 +259,8 @@ def _environment(reports):
         runs = m.get("runs") or []
         run_time = sum((x.get("fit_s") or 0) + (x.get("predict_s") or 0) for x in runs)
         rows.append([f"[`{t.name}`](#{_anchor(t.name)})", _status(t), m.get("finished_at", "-"),
-                     f"`{rev}`", str(len(runs)), _seconds(run_time) if runs else "-",
-                     _seconds(m.get("wall_time_s")), _md(where)])
+                     f"`{rev}`", str(len(runs)), format_seconds(run_time) if runs else "-",
+                     format_seconds(m.get("wall_time_s")), _md(where)])
         key = json.dumps(m.get("versions") or {}, sort_keys=True)
         versions.setdefault(key, []).append(t.name)
     lines += _table(["target", "status", "finished", "git revision", "runs",
