@@ -157,6 +157,10 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
               help="Compute only the runs of these datasets (as the target's table names "
                    "them, e.g. tst1,tst2); the rest of the target is read from its records "
                    "and the outputs are partial while some are missing, as with --partial.")
+@click.option("--methods", "methods", metavar="NAME[,NAME...]",
+              help="Compute only the runs of these methods (as the target's table names "
+                   "them, e.g. 'MI-Kernel,RS (10)'); with --datasets, only their runs on those "
+                   "datasets. As with --datasets, the rest is read from its records.")
 @click.option("--status", is_flag=True,
               help="Compute nothing: how far a long run has got, per dataset and method (runs "
                    "recorded of those planned, their mean fit time, and the fit time left, "
@@ -169,8 +173,8 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
 @_scheduler
 @_connect_timeout
 @click.pass_context
-def reproduce(ctx, targets, all_targets, quick, partial, datasets, status, overrides, jobs, force,
-              out, backend, scheduler, connect_timeout):
+def reproduce(ctx, targets, all_targets, quick, partial, datasets, methods, status, overrides,
+              jobs, force, out, backend, scheduler, connect_timeout):
     """Reproduce paper tables/figures: TARGET is paper/artifact (mssboost/fig4) or a bare
     artifact name when only one paper has it."""
     from .registry import TARGETS
@@ -182,13 +186,14 @@ def reproduce(ctx, targets, all_targets, quick, partial, datasets, status, overr
     if not targets:
         raise MlkitError("name at least one target (see `mlkit list targets`) or use --all")
     resolved = [resolve_target(t) for t in targets]
-    names = [n.strip() for n in datasets.split(",") if n.strip()] if datasets else None
+    names = _name_list(datasets)
+    method_names = _name_list(methods)
     if out is not None and len(resolved) > 1:
         raise MlkitError("--out takes one target; leave it out to use results/<paper>/...")
     if status:
         for target in resolved:
             _print_status(target, quick=quick, out=out, overrides=overrides, datasets=names,
-                          jobs=jobs)
+                          methods=method_names, jobs=jobs)
         return
     forced = set()      # --force recomputes each shared runs folder once (table2, figs 5-8)
     for target in resolved:
@@ -197,7 +202,7 @@ def reproduce(ctx, targets, all_targets, quick, partial, datasets, status, overr
             target, quick=quick, jobs=jobs, force=force and runs_dir not in forced, out=out,
             backend=backend, scheduler=scheduler, connect_timeout=connect_timeout,
             progress=_progress(ctx), overrides=overrides, command=" ".join(sys.argv),
-            partial=partial, datasets=names))
+            partial=partial, datasets=names, methods=method_names))
         forced.add(runs_dir)
         _say(ctx, f"== {target.name}{' (quick)' if quick else ''}")
         _say(ctx, rendered.text)
@@ -207,17 +212,22 @@ def reproduce(ctx, targets, all_targets, quick, partial, datasets, status, overr
         click.echo(f"results: {out_dir}")
 
 
-def _print_status(target, *, quick, out, overrides, datasets, jobs):
+def _name_list(option):
+    """``a,b`` -> ['a', 'b']; None when the option is not given."""
+    return [n.strip() for n in option.split(",") if n.strip()] if option else None
+
+
+def _print_status(target, *, quick, out, overrides, datasets, methods, jobs):
     """``mlkit reproduce --status``: a table of :func:`mlkit.experiment.run_status`."""
     from .experiment import run_status
     from .report.reproduction_page import format_seconds
-    from .targets import check_dataset_names, results_dir, target_spec
+    from .targets import check_part_names, results_dir, target_spec
 
     run_spec = target_spec(target, quick=quick, overrides=overrides)[1]
-    if datasets:
-        check_dataset_names(target.name, run_spec, datasets)
+    check_part_names(target.name, run_spec, datasets, methods)
     rows = run_status(run_spec, results_dir(target, quick=quick, out=out, runs=True),
-                      datasets=set(datasets) if datasets else None)
+                      datasets=set(datasets) if datasets else None,
+                      methods=set(methods) if methods else None)
     done, planned = sum(r["recorded"] for r in rows), sum(r["planned"] for r in rows)
     unknown = [r for r in rows if r["left_s"] is None]
     left = sum(r["left_s"] for r in rows if r["left_s"] is not None)

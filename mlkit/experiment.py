@@ -307,8 +307,9 @@ def make_splits(data, protocol):
     return splits
 
 
-def _plan(spec, out_dir, datasets=None):
-    """(dataset, method, split, run key, record path) of every run ``spec`` makes."""
+def _plan(spec, out_dir, datasets=None, methods=None):
+    """(dataset, method, split, run key, record path) of every run ``spec`` makes (of these
+    datasets and methods, by display name, when given)."""
     for ds in spec.datasets:
         if datasets is not None and ds.display not in datasets:
             continue
@@ -318,6 +319,8 @@ def _plan(spec, out_dir, datasets=None):
             for f in range(folds):
                 split = Split(r, f, None, None, 0)
                 for spec_method in spec.methods:
+                    if methods is not None and spec_method.display not in methods:
+                        continue
                     method = ds.method_as_run(spec_method)
                     yield (ds, method, split, _run_key(spec, ds, method, split),
                            record_path(out_dir, ds, method, split))
@@ -331,14 +334,15 @@ def planned_runs(spec, out_dir, datasets=None):
     return [(key, path) for *_, key, path in _plan(spec, out_dir, datasets)]
 
 
-def run_status(spec, out_dir, datasets=None):
+def run_status(spec, out_dir, datasets=None, methods=None):
     """How far a long run has got, per (dataset, method), from its records alone: a list of
     dicts with ``dataset``, ``method``, ``recorded`` and ``planned`` run counts,
     ``mean_fit_s`` (the mean fit time of the recorded runs, None without any) and
     ``left_s`` (``mean_fit_s`` times the runs left: an estimate, None when unknown).
-    A record counts only when its key is the one the config and methods make now."""
+    A record counts only when its key is the one the config and methods make now.
+    ``datasets`` / ``methods``: only these (display names)."""
     rows = {}
-    for ds, method, _, key, path in _plan(spec, out_dir, datasets):
+    for ds, method, _, key, path in _plan(spec, out_dir, datasets, methods):
         row = rows.setdefault((ds.display, method.display), {
             "dataset": ds.display, "method": method.display, "recorded": 0, "planned": 0,
             "fit_s": []})

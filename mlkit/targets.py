@@ -239,30 +239,41 @@ def target_spec(target, *, quick=False, overrides=()):
     return spec, run_spec
 
 
-def check_dataset_names(target_name, run_spec, datasets):
-    """Raise :class:`UnknownNameError` (with the closest name) for a ``--datasets`` name that
-    is not one of ``run_spec``'s datasets."""
-    known = [d.display for d in run_spec.datasets]
-    for name in datasets:
-        if name not in known:
-            raise UnknownNameError(f"--datasets: {target_name} has no dataset {name!r}"
-                                   f"{did_you_mean(name, known)}; its datasets: "
-                                   f"{', '.join(known)}")
+def check_part_names(target_name, run_spec, datasets=None, methods=None):
+    """Raise :class:`UnknownNameError` (with the closest name) for a ``--datasets`` or
+    ``--methods`` name that is not one of ``run_spec``'s datasets or methods (as its table
+    names them)."""
+    for option, names, known in (
+            ("datasets", datasets, [d.display for d in run_spec.datasets]),
+            ("methods", methods, [m.display for m in run_spec.methods])):
+        for name in names or ():
+            if name not in known:
+                raise UnknownNameError(f"--{option}: {target_name} has no {option[:-1]} "
+                                       f"{name!r}{did_you_mean(name, known)}; its {option}: "
+                                       f"{', '.join(known)}")
+
+
+def part_filter(datasets=None, methods=None):
+    """``compute_only`` of :func:`mlkit.experiment.run` for ``--datasets`` / ``--methods``
+    (None when neither is given)."""
+    if not datasets and not methods:
+        return None
+    ds_set, m_set = set(datasets or ()), set(methods or ())
+    return lambda ds, method, split: ((not ds_set or ds in ds_set)
+                                      and (not m_set or method in m_set))
 
 
 def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=False,
             backend=None, scheduler=None, connect_timeout=10.0, progress=False, command=None,
-            partial=False, datasets=None):
+            partial=False, datasets=None, methods=None):
     """Run ``run_spec`` (records in ``runs_dir``), render with ``spec``'s renderer into
     ``out_dir`` and write its summary and manifest; return (Rendered, RunResult). What
-    ``mlkit reproduce`` and ``mlkit train`` both do. ``datasets``: compute only the runs
-    of these datasets (display names); the rest is read from its records."""
+    ``mlkit reproduce`` and ``mlkit train`` both do. ``datasets`` / ``methods``: compute
+    only the runs of these datasets / methods (display names); the rest is read from its
+    records."""
     renderer = RENDERERS.get(spec.render)
-    compute_only = None
-    if datasets:
-        check_dataset_names(spec.target, run_spec, datasets)
-        chosen = set(datasets)
-        compute_only = lambda ds, method, split: ds in chosen  # noqa: E731
+    check_part_names(spec.target, run_spec, datasets, methods)
+    compute_only = part_filter(datasets, methods)
     result = run(run_spec, runs_dir, jobs=jobs, force=force, backend=backend,
                  scheduler=scheduler, connect_timeout=connect_timeout, progress=progress,
                  compute=not partial, compute_only=compute_only)
@@ -288,18 +299,19 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
 
 def reproduce(target, *, quick=False, jobs=1, force=False, out=None, backend=None,
               scheduler=None, connect_timeout=10.0, progress=False, overrides=(),
-              command=None, partial=False, datasets=None):
+              command=None, partial=False, datasets=None, methods=None):
     """Run and render one target; return (Rendered, out_dir, RunResult). ``partial``:
-    compute nothing, render the runs recorded so far (they say so). ``datasets``: compute
-    only these datasets' runs, render with every run recorded (partial while others are
-    missing)."""
+    compute nothing, render the runs recorded so far (they say so). ``datasets`` /
+    ``methods``: compute only these datasets' / methods' runs, render with every run
+    recorded (partial while others are missing)."""
     spec, run_spec = target_spec(target, quick=quick, overrides=overrides)
     out_dir = results_dir(target, quick=quick, out=out)
     runs_dir = results_dir(target, quick=quick, out=out, runs=True)
     rendered, result = execute(spec, run_spec, out_dir, runs_dir, quick=quick, jobs=jobs,
                                force=force, backend=backend, scheduler=scheduler,
                                connect_timeout=connect_timeout, progress=progress,
-                               command=command, partial=partial, datasets=datasets)
+                               command=command, partial=partial, datasets=datasets,
+                               methods=methods)
     return rendered, out_dir, result
 
 

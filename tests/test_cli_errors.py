@@ -277,6 +277,16 @@ def test_reproduce_status_names_unknown_datasets(tmp_path):
     assert "--datasets: sparsemi/fig3 has no dataset 'musk3' (did you mean 'musk2'" in line
 
 
+@pytest.mark.parametrize("status", [[], ["--status"]])
+def test_unknown_method_of_reproduce_methods(tmp_path, status):
+    line = user_error(tmp_path, ["reproduce", "sparsemi/table1", *status, "--methods",
+                                 "MI-Kernel,MI-Kernal", "--out", tmp_path / "out"])
+    assert "--methods: sparsemi/table1 has no method 'MI-Kernal' (did you mean 'MI-Kernel'" \
+        in line
+    assert "its methods: mi-SVM, MI-SVM, MI-Kernel, MILES, SparseMI, RS (10)" in line
+    assert not (tmp_path / "out").exists()
+
+
 def test_unknown_metric_without_suggestion_lists_known(tmp_path):
     path, _ = config_variant(tmp_path, "metrics: [hamming_error]", "metrics: [zzzqqq]")
     line = user_error(tmp_path, ["train", "--config", path])

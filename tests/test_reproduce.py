@@ -51,6 +51,20 @@ def test_reproduce_status_reports_progress_without_computing(results):
     assert "unknown for" not in after.stdout
 
 
+def test_reproduce_methods_computes_one_method_and_reads_the_rest(results):
+    """``--methods`` (like ``--datasets``): only those methods' runs are computed; the
+    outputs are partial until the others are run, and a full run then reuses them."""
+    part = _invoke("reproduce", "mssboost/fig4", "--quick", "--methods", "MSSBoost")
+    assert part.exit_code == 0, part.output
+    assert "5 runs computed, 0 reused, 10 not recorded yet (partial)" in part.stdout
+    runs = results / "mssboost" / "fig4-quick" / "runs"
+    assert {p.parent.name.split("-")[0] for p in runs.rglob("*.json")} == {"MSSBoost"}
+    status = _invoke("reproduce", "mssboost/fig4", "--quick", "--status")
+    assert "5 of 15 runs recorded" in status.stdout
+    whole = _invoke("reproduce", "mssboost/fig4", "--quick")
+    assert "10 runs computed, 5 reused" in whole.stdout
+
+
 def test_a_bare_artifact_name_works_when_one_paper_has_it():
     from mlkit.targets import resolve_target
 
