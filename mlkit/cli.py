@@ -231,9 +231,9 @@ def _print_status(target, *, quick, out, overrides, datasets, methods, jobs):
     done, planned = sum(r["recorded"] for r in rows), sum(r["planned"] for r in rows)
     unknown = [r for r in rows if r["left_s"] is None]
     left = sum(r["left_s"] for r in rows if r["left_s"] is not None)
-    header = ["dataset", "method", "recorded", "mean fit", "fit time left"]
+    header = ["dataset", "method", "recorded", "mean fit", "mean CPU", "fit time left"]
     table = [[r["dataset"], r["method"], f"{r['recorded']}/{r['planned']}",
-              format_seconds(r["mean_fit_s"]),
+              format_seconds(r["mean_fit_s"]), format_seconds(r["mean_cpu_s"]),
               "?" if r["left_s"] is None else format_seconds(r["left_s"])] for r in rows]
     widths = [max(len(str(c)) for c in col) for col in zip(header, *table)]
     click.echo(f"== {target.name}{' (quick)' if quick else ''}: {done:,} of {planned:,} runs "

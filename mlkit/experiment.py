@@ -337,7 +337,9 @@ def planned_runs(spec, out_dir, datasets=None):
 def run_status(spec, out_dir, datasets=None, methods=None):
     """How far a long run has got, per (dataset, method), from its records alone: a list of
     dicts with ``dataset``, ``method``, ``recorded`` and ``planned`` run counts,
-    ``mean_fit_s`` (the mean fit time of the recorded runs, None without any) and
+    ``mean_fit_s`` (the mean fit time of the recorded runs, None without any),
+    ``mean_cpu_s`` (their mean CPU time of fitting and predicting, None when no record has
+    it: older records kept wall time only) and
     ``left_s`` (``mean_fit_s`` times the runs left: an estimate, None when unknown).
     A record counts only when its key is the one the config and methods make now.
     ``datasets`` / ``methods``: only these (display names)."""
@@ -345,7 +347,7 @@ def run_status(spec, out_dir, datasets=None, methods=None):
     for ds, method, _, key, path in _plan(spec, out_dir, datasets, methods):
         row = rows.setdefault((ds.display, method.display), {
             "dataset": ds.display, "method": method.display, "recorded": 0, "planned": 0,
-            "fit_s": []})
+            "fit_s": [], "cpu_s": []})
         row["planned"] += 1
         try:
             rec = read_json(path)
@@ -353,13 +355,17 @@ def run_status(spec, out_dir, datasets=None, methods=None):
             continue
         if rec.get("key") == key:
             row["recorded"] += 1
-            row["fit_s"].append(float(rec.get("timings", {}).get("fit_s", np.nan)))
+            timings = rec.get("timings", {})
+            row["fit_s"].append(float(timings.get("fit_s", np.nan)))
+            row["cpu_s"].append(float(timings.get("cpu_s", np.nan)))
     out = []
     for row in rows.values():
         times = [t for t in row.pop("fit_s") if np.isfinite(t)]
+        cpu = [t for t in row.pop("cpu_s") if np.isfinite(t)]
         mean = float(np.mean(times)) if times else None
         left = row["planned"] - row["recorded"]
         out.append({**row, "mean_fit_s": mean,
+                    "mean_cpu_s": float(np.mean(cpu)) if cpu else None,
                     "left_s": 0.0 if left == 0 else (mean * left if mean is not None else None)})
     return out
 
@@ -599,6 +605,7 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
     prediction time of its first t base models.
     """
     searched = None
+    cpu0 = time.process_time()
     if split.validation is not None and method.grid:
         est = build_estimator(method, split, estimator_class)
         train, test = data.subset(split.train), data.subset(split.test)
@@ -614,7 +621,9 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
     t2 = time.perf_counter()
     record = {
         "metrics": _score(metric_names, test.target, score, pred),
-        "timings": {"fit_s": fit_s, "predict_s": t2 - t1},
+        # CPU seconds of the worker beside wall seconds: the machines may be shared
+        "timings": {"fit_s": fit_s, "predict_s": t2 - t1,
+                    "cpu_s": time.process_time() - cpu0},
         "n_train": len(train), "n_test": len(test),
         "random_state": fitted_model(est).get_params().get("random_state"),
         "model": _model_description(fitted_model(est)),

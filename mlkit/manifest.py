@@ -60,9 +60,10 @@ def full_run_wall_time(result, previous=None):
 def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, out_dir=None,
                    extra=None, previous=None):
     """A JSON-able dict: resolved config, seed, versions, git revision, machine and the wall
-    time of every run (computed now or reused from an earlier invocation). With both
-    ``runs_dir`` and ``out_dir`` (where the manifest goes), ``runs_dir_relative`` is the
-    records' folder relative to the manifest's, which :func:`runs_dir_of` follows.
+    time of every run (computed now or reused from an earlier invocation; its CPU time too
+    when its record has it). With both ``runs_dir`` and ``out_dir`` (where the manifest
+    goes), ``runs_dir_relative`` is the records' folder relative to the manifest's, which
+    :func:`runs_dir_of` follows.
     ``previous``: the manifest this one replaces (for :func:`full_run_wall_time`)."""
     relative = None
     if runs_dir is not None and out_dir is not None:
@@ -72,7 +73,7 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ou
         {"dataset": r["dataset"], "method": r["method"], "repeat": r["repeat"], "fold": r["fold"],
          "key": r["key"],
          "seed": r.get("random_state"), "fit_s": r["timings"]["fit_s"],
-         "predict_s": r["timings"]["predict_s"]}
+         "predict_s": r["timings"]["predict_s"], "cpu_s": r["timings"].get("cpu_s")}
         for r in sorted(result.records,
                         key=lambda r: (r["dataset"], r["method"], r["repeat"], r["fold"]))
     ]

@@ -416,6 +416,8 @@ def test_run_status_counts_the_records_of_the_current_config(tmp_path):
     assert (mss["recorded"], mss["planned"]) == (2, 3)
     assert mss["mean_fit_s"] == pytest.approx(np.mean(fits))
     assert mss["left_s"] == pytest.approx(np.mean(fits) * 1)
+    cpu = [r["timings"]["cpu_s"] for r in done.records]
+    assert all(c > 0 for c in cpu) and mss["mean_cpu_s"] == pytest.approx(np.mean(cpu))
     assert all(r["recorded"] == 0 for m, r in rows.items() if m != "MSSBoost")
     # a record whose key is not the current one is not counted
     record = next((tmp_path / "runs").rglob("*.json"))
