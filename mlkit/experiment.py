@@ -28,7 +28,7 @@ from ._errors import DataError, MlkitError, RunFailed, did_you_mean
 from ._io import read_json, write_json
 from .config import slug
 from .datasets import load_dataset
-from .manifest import runs_dir_of
+from .manifest import compute_kernels, runs_dir_of
 from .metrics import average_precision_score
 from .registry import METHODS, METRICS
 
@@ -625,6 +625,8 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
         "timings": {"fit_s": fit_s, "predict_s": t2 - t1,
                     "cpu_s": time.process_time() - cpu0},
         "n_train": len(train), "n_test": len(test),
+        # where it ran: on another CPU, BLAS rounds differently (mlkit.manifest)
+        "compute_kernels": compute_kernels(),
         "random_state": fitted_model(est).get_params().get("random_state"),
         "model": _model_description(fitted_model(est)),
     }

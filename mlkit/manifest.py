@@ -1,5 +1,6 @@
 """The manifest stored beside every result: what ran, with what, where, and how long."""
 
+import functools
 import os
 import platform
 import subprocess
@@ -10,8 +11,8 @@ from pathlib import Path
 
 from . import __version__
 
-__all__ = ["build_manifest", "full_run_wall_time", "git_revision", "package_versions",
-           "runs_dir_of"]
+__all__ = ["build_manifest", "compute_kernels", "full_run_wall_time", "git_revision",
+           "package_versions", "runs_dir_of"]
 
 _PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "joblib", "pydantic",
              "click", "pyyaml", "dask", "distributed")
@@ -25,6 +26,36 @@ def package_versions():
         except PackageNotFoundError:
             continue
     return out
+
+
+def _cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+@functools.lru_cache(maxsize=1)
+def compute_kernels():
+    """What decides the last bits of a run's floating point on this machine: the CPU model and
+    each BLAS library with the kernel family it picked for this CPU (e.g. "openblas 0.3.30
+    Haswell"). The same config and seed give the same numbers where these agree; on another
+    CPU the kernels round differently, and a fit that is chaotic in rounding (a greedy
+    reduced set, a near-tie in a grid search) may then pick another point. Cached: one
+    library scan per process."""
+    try:
+        import numpy  # noqa: F401  (load the BLAS libraries the runs use before the scan)
+        import scipy.linalg  # noqa: F401
+        from threadpoolctl import threadpool_info
+        blas = sorted({" ".join(str(x) for x in (i.get("internal_api"), i.get("version"),
+                                                  i.get("architecture")) if x)
+                       for i in threadpool_info() if i.get("user_api") == "blas"})
+    except Exception:                        # threadpoolctl cannot inspect this platform
+        blas = []
+    return {"cpu": _cpu_model(), "blas": blas}
 
 
 def git_revision():
@@ -89,7 +120,10 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ou
         "versions": package_versions(),
         "git_revision": git_revision(),
         "machine": {"platform": platform.platform(), "processor": platform.machine(),
-                    "cpus": os.cpu_count(), "hostname": platform.node()},
+                    "cpus": os.cpu_count(), "hostname": platform.node(), **compute_kernels()},
+        # the machines its runs were computed on (a long run may span several; records
+        # made before they kept this are "not recorded")
+        "run_machines": _run_machines(result.records),
         "command": command or " ".join(sys.argv),
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "runs_dir": None if runs_dir is None else str(runs_dir),
@@ -101,6 +135,15 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ou
         "runs": runs,
         **(extra or {}),
     }
+
+
+def _run_machines(records):
+    counts = {}
+    for r in records:
+        k = r.get("compute_kernels")
+        name = "not recorded" if not k else "; ".join([k.get("cpu") or "?", *k.get("blas", [])])
+        counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def runs_dir_of(manifest, out_dir):

@@ -30,6 +30,13 @@ def test_reproduce_fig4_quick_writes_everything_and_reruns_nothing(results):
     assert manifest["config"]["protocol"]["repeats"] == 5 and manifest["quick"]
     assert {"versions", "git_revision", "machine", "seed", "runs", "wall_time_s"} <= set(manifest)
     assert len(manifest["runs"]) == 15 and all("fit_s" in r for r in manifest["runs"])
+    # where the runs were computed: CPU and BLAS kernels, per record and summed up
+    assert manifest["machine"]["cpu"] and manifest["machine"]["blas"]
+    assert sum(manifest["run_machines"].values()) == 15
+    record = json.loads(next((out.parent / "fig4-quick" / "runs").rglob("*.json")).read_text())
+    assert record["compute_kernels"]["cpu"] == manifest["machine"]["cpu"]
+    assert "; ".join([record["compute_kernels"]["cpu"], *record["compute_kernels"]["blas"]]) \
+        in manifest["run_machines"]
     assert "synthetic" in (out / "table.tex").read_text()
     table = (out / "table.md").read_text()
     second = _invoke("reproduce", "mssboost/fig4", "--quick")
