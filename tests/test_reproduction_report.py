@@ -316,6 +316,20 @@ def test_page_status_differences_claims_and_environment(toy):
     assert str(toy) not in text and "/tmp" not in text      # links and paths are relative
 
 
+def test_environment_names_cpu_blas_and_a_run_spread_over_machines(toy):
+    """A manifest that records its CPU and BLAS kernels shows them; one whose runs were
+    computed on several machines (a long run resumed elsewhere) says so."""
+    path = next((toy / "results").rglob("manifest.json"))
+    manifest = json.loads(path.read_text())
+    manifest["machine"].update(cpu="Test CPU", blas=["openblas 0.3.30 Haswell"])
+    manifest["run_machines"] = {"Test CPU; openblas 0.3.30 Haswell": 1,
+                                "Other CPU; openblas 0.3.30 SkylakeX": 1}
+    path.write_text(json.dumps(manifest))
+    env = _page(toy)[0].split("## Environment of the runs")[1]
+    assert "Linux-test, 2 cpus, Test CPU, openblas 0.3.30 Haswell; its runs were computed " \
+           "on 2 machines (`run_machines` in its manifest)" in env
+
+
 def test_setup_counts_and_timings_are_shown_not_counted(tmp_path):
     """A "#..." count (fixed by the data or the config) and a time in seconds (the paper's
     hardware) describe the setup: shown with their difference, never counted; a measured

@@ -254,8 +254,12 @@ def _environment(reports):
         rev = rev[:12] + ("+dirty" if rev.endswith("+dirty") else "") if rev != "-" else rev
         machine = m.get("machine") or {}
         where = ", ".join(x for x in (machine.get("platform"),
-                                      f"{machine['cpus']} cpus" if machine.get("cpus") else "")
+                                      f"{machine['cpus']} cpus" if machine.get("cpus") else "",
+                                      machine.get("cpu"), *(machine.get("blas") or []))
                           if x) or "-"
+        if len(m.get("run_machines") or {}) > 1:     # a long run resumed elsewhere
+            where += (f"; its runs were computed on {len(m['run_machines'])} machines "
+                      "(`run_machines` in its manifest)")
         runs = m.get("runs") or []
         run_time = sum((x.get("fit_s") or 0) + (x.get("predict_s") or 0) for x in runs)
         rows.append([f"[`{t.name}`](#{_anchor(t.name)})", _status(t), m.get("finished_at", "-"),
