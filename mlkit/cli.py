@@ -242,12 +242,15 @@ def _print_status(target, *, quick, out, overrides, datasets, methods, jobs):
         click.echo("  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip())
     if done < planned:
         jobs_n = max(int(jobs), 1)
-        click.echo(f"fit time left: at least {format_seconds(left)}"
-                   + (f" (about {format_seconds(left / jobs_n)} of wall time at --jobs "
-                      f"{jobs_n})" if jobs_n > 1 else "")
-                   + (f"; unknown for {len(unknown)} dataset/method pairs with no run "
-                      "recorded yet" if unknown else "")
-                   + f"; resume with `mlkit reproduce {target.name} --jobs N`")
+        known = any(r["left_s"] for r in rows if r["left_s"] is not None)
+        estimate = (f"at least {format_seconds(left)}"
+                    + (f" (about {format_seconds(left / jobs_n)} of wall time at --jobs "
+                       f"{jobs_n})" if jobs_n > 1 else "")
+                    + (f"; unknown for {len(unknown)} dataset/method pairs with no run "
+                       "recorded yet" if unknown else "")) if known else \
+            f"unknown (no run recorded yet for {len(unknown)} dataset/method pairs)"
+        click.echo(f"fit time left: {estimate}; resume with `mlkit reproduce {target.name} "
+                   "--jobs N`")
 
 
 def _guarded(ctx, log_dir, fn):

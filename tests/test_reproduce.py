@@ -48,7 +48,8 @@ def test_reproduce_status_reports_progress_without_computing(results):
     before = _invoke("reproduce", "mssboost/fig4", "--quick", "--status", "--jobs", "2")
     assert before.exit_code == 0, before.output
     assert "== mssboost/fig4 (quick): 0 of 15 runs recorded" in before.stdout
-    assert "unknown for 3 dataset/method pairs with no run recorded yet" in before.stdout
+    assert "fit time left: unknown (no run recorded yet for 3 dataset/method pairs)" \
+        in before.stdout
     assert not (results / "mssboost" / "fig4-quick").exists()      # nothing computed
     _invoke("reproduce", "mssboost/fig4", "--quick")
     next((results / "mssboost" / "fig4-quick" / "runs").rglob("*.json")).unlink()
