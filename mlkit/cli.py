@@ -163,8 +163,8 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
                    "datasets. As with --datasets, the rest is read from its records.")
 @click.option("--status", is_flag=True,
               help="Compute nothing: how far a long run has got, per dataset and method (runs "
-                   "recorded of those planned, their mean fit time, and the fit time left, "
-                   "estimated from them).")
+                   "recorded of those planned, their mean fit and CPU time, and the fit time "
+                   "left, estimated from them).")
 @_set
 @_jobs
 @_force
@@ -226,8 +226,7 @@ def _print_status(target, *, quick, out, overrides, datasets, methods, jobs):
     run_spec = target_spec(target, quick=quick, overrides=overrides)[1]
     check_part_names(target.name, run_spec, datasets, methods)
     rows = run_status(run_spec, results_dir(target, quick=quick, out=out, runs=True),
-                      datasets=set(datasets) if datasets else None,
-                      methods=set(methods) if methods else None)
+                      datasets=datasets, methods=methods)
     done, planned = sum(r["recorded"] for r in rows), sum(r["planned"] for r in rows)
     unknown = [r for r in rows if r["left_s"] is None]
     left = sum(r["left_s"] for r in rows if r["left_s"] is not None)
@@ -242,12 +241,11 @@ def _print_status(target, *, quick, out, overrides, datasets, methods, jobs):
         click.echo("  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip())
     if done < planned:
         jobs_n = max(int(jobs), 1)
-        known = any(r["left_s"] for r in rows if r["left_s"] is not None)
         estimate = (f"at least {format_seconds(left)}"
                     + (f" (about {format_seconds(left / jobs_n)} of wall time at --jobs "
                        f"{jobs_n})" if jobs_n > 1 else "")
                     + (f"; unknown for {len(unknown)} dataset/method pairs with no run "
-                       "recorded yet" if unknown else "")) if known else \
+                       "recorded yet" if unknown else "")) if left > 0 else \
             f"unknown (no run recorded yet for {len(unknown)} dataset/method pairs)"
         click.echo(f"fit time left: {estimate}; resume with `mlkit reproduce {target.name} "
                    "--jobs N`")
