@@ -241,12 +241,16 @@ def _print_status(target, *, quick, out, overrides, datasets, methods, jobs):
         click.echo("  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip())
     if done < planned:
         jobs_n = max(int(jobs), 1)
-        estimate = (f"at least {format_seconds(left)}"
-                    + (f" (about {format_seconds(left / jobs_n)} of wall time at --jobs "
-                       f"{jobs_n})" if jobs_n > 1 else "")
-                    + (f"; unknown for {len(unknown)} dataset/method pairs with no run "
-                       "recorded yet" if unknown else "")) if left > 0 else \
-            f"unknown (no run recorded yet for {len(unknown)} dataset/method pairs)"
+        if left > 0:
+            estimate = f"at least {format_seconds(left)}"
+            if jobs_n > 1:
+                estimate += (f" (about {format_seconds(left / jobs_n)} of wall time at "
+                             f"--jobs {jobs_n})")
+            if unknown:
+                estimate += (f"; unknown for {len(unknown)} dataset/method pairs with no "
+                             "run recorded yet")
+        else:
+            estimate = f"unknown (no run recorded yet for {len(unknown)} dataset/method pairs)"
         click.echo(f"fit time left: {estimate}; resume with `mlkit reproduce {target.name} "
                    "--jobs N`")
 
