@@ -13,9 +13,10 @@ import warnings
 
 import numpy as np
 import scipy.linalg
-from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import ThreadpoolController
+
+from ._lbfgs import lbfgs
 
 __all__ = ["KZ_RIDGE", "LBFGS_OPTIONS", "label_mean_objective", "fit_label_mean_svm"]
 
@@ -79,7 +80,8 @@ def label_mean_objective(params, A, y, K_Z, C):
 
 
 def fit_label_mean_svm(A, Y, K_Z, C, init=None):
-    """Minimise Q(beta, rho) with L-BFGS (as in Sec. IV-C of [1]_), one problem per column.
+    """Minimise Q(beta, rho) with L-BFGS (as in Sec. IV-C of [1]_), one problem per column
+    (scipy's L-BFGS-B routine, driven by :func:`._lbfgs.lbfgs`).
 
     L-BFGS runs in the whitened coordinates ``gamma = L^T beta`` (``K_Z = L L^T``), where
     the regulariser is ``||gamma||^2 / 2`` and the bag features ``A L^{-T}`` are the
@@ -117,11 +119,10 @@ def fit_label_mean_svm(A, Y, K_Z, C, init=None):
     # the products are tiny: threaded BLAS only adds wake-up latency (10-100x here)
     with single_threaded_blas():
         for c in range(n_problems):
-            res = minimize(label_mean_objective, start[:, c], jac=True,
-                           args=(B, Y[:, c], None, C), method="L-BFGS-B",
-                           options=LBFGS_OPTIONS)
-            if not res.success:
+            x, value[c], success, message = lbfgs(
+                label_mean_objective, start[:, c], (B, Y[:, c], None, C), **LBFGS_OPTIONS)
+            if not success:
                 warnings.warn(f"label-mean SVM (problem {c}): L-BFGS stopped early: "
-                              f"{res.message}", ConvergenceWarning)
-            gamma[:, c], rho[c], value[c] = res.x[:-1], res.x[-1], res.fun
+                              f"{message}", ConvergenceWarning)
+            gamma[:, c], rho[c] = x[:-1], x[-1]
     return scipy.linalg.solve_triangular(L.T, gamma, lower=False), rho, value
