@@ -342,6 +342,6 @@ def test_a_non_finite_gradient_is_an_error_not_convergence(monkeypatch):
 
     bags, y = make_mi(30, seed=1)
     monkeypatch.setattr(module, "_objective_gradient",
-                        lambda *args: np.full((3, 3), np.nan))
+                        lambda *args, **kwargs: np.full((3, 3), np.nan))
     with pytest.raises(FloatingPointError, match="not finite"):
         SparseMI(n_xv=3, C=1.0, t_max=3, random_state=0).fit(bags, y)

@@ -102,11 +102,13 @@ class _BasisGeometry:
         return dense_dot(self.basis.T, V.T).T
 
 
-def _objective_gradient(geometry, params, A_args, beta, rho, C):
+def _objective_gradient(geometry, params, A_args, beta, rho, C, A=None):
     """dg/dparams (Eq. (18), or (24) for the basis form) at the inner optimum (beta, rho),
     summed over the binary problems (Eq. (20)).
 
-    ``A_args`` = (K_XZ, K_Z, offsets, Y). For problem c with ``l'_i = 2 (f_i - y_i)`` where
+    ``A_args`` = (K_XZ, K_Z, offsets, Y); ``A``, the bags' mean kernel rows
+    ``bag_reduce(K_XZ, offsets, "mean")`` when the inner solve has them already (the same
+    values; None computes them). For problem c with ``l'_i = 2 (f_i - y_i)`` where
     ``y_i f_i < 1`` (Eq. (16)):
 
     .. math:: \\frac{\\partial g}{\\partial z_j} = \\sum_i \\beta_i\\beta_j 2\\gamma (z_i - z_j)
@@ -116,7 +118,7 @@ def _objective_gradient(geometry, params, A_args, beta, rho, C):
     K_xz, K_z, offsets, Y = A_args
     gamma = geometry.gamma
     sizes = np.diff(offsets).astype(float)
-    F = bag_reduce(K_xz, offsets, "mean") @ beta + rho
+    F = (bag_reduce(K_xz, offsets, "mean") if A is None else A) @ beta + rho
     dloss = np.where(Y * F < 1, 2.0 * (F - Y), 0.0)                 # (n_bags, M)
     W1 = (beta @ beta.T) * K_z                                      # sum_c beta_ic beta_jc k_ij
     per_inst = (C * dloss / sizes[:, None])[bag_index(offsets)]     # (N, M)
@@ -418,8 +420,8 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
 
     # -- the optimisation --------------------------------------------------------------------
     def _solve(self, geometry, params, offsets, Y, warm=None):
-        """g(params) and the inner optimum: (g, beta, rho, K_XZ, K_Z); g = inf when K_Z is
-        numerically singular (coinciding XVs)."""
+        """g(params) and the inner optimum: (g, beta, rho, K_XZ, K_Z, A), A the bags' mean
+        kernel rows; g = inf when K_Z is numerically singular (coinciding XVs)."""
         K_xz, K_z = geometry.kernels(params)
         A = bag_reduce(K_xz, offsets, "mean")
         try:
@@ -428,8 +430,8 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                 beta, rho, values = fit_label_mean_svm(
                     A, Y, K_z + KZ_RIDGE * np.eye(len(K_z)), self.C, init=warm)
         except np.linalg.LinAlgError:
-            return np.inf, None, None, K_xz, K_z
-        return float(values.sum()), beta, rho, K_xz, K_z
+            return np.inf, None, None, K_xz, K_z, A
+        return float(values.sum()), beta, rho, K_xz, K_z, A
 
     def _eval_accuracy(self, geometry, params, beta, rho, evaluation):
         if evaluation is None:
@@ -458,7 +460,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         evaluation = self._prepare_eval()
         geometry, params = self._initial_params(X, offsets, Y, rng)
         with single_threaded_blas():
-            g, beta, rho, K_xz, K_z = self._solve(geometry, params, offsets, Y)
+            g, beta, rho, K_xz, K_z, A = self._solve(geometry, params, offsets, Y)
             if beta is None:
                 raise ValueError("SparseMI: the initial expansion vectors are numerically "
                                  "coincident (K_Z is singular); increase jitter or lower n_xv")
@@ -473,7 +475,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
             self.stop_reason_, t = "t_max", 0
             while t < self.t_max:
                 G = _objective_gradient(geometry, params, (K_xz, K_z, offsets, Y), beta, rho,
-                                        self.C)
+                                        self.C, A=A)
                 if self.step_direction == "unit":
                     norm = float(np.linalg.norm(geometry.points(G)))
                     if not np.isfinite(norm):
@@ -498,7 +500,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                     break
                 t += 1
                 g_old = g
-                params, (g, beta, rho, K_xz, K_z) = accepted
+                params, (g, beta, rho, K_xz, K_z, A) = accepted
                 self.objective_.append(g)
                 if path is not None:
                     path.append(geometry.points(params))
