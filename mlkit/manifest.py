@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import __version__
 
-__all__ = ["build_manifest", "compute_kernels", "full_run_wall_time", "git_revision",
+__all__ = ["build_manifest", "compute_kernels", "machine_name", "full_run_wall_time", "git_revision",
            "package_versions", "runs_dir_of"]
 
 _PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "joblib", "pydantic",
@@ -39,13 +39,25 @@ def _cpu_model():
 
 
 @functools.lru_cache(maxsize=1)
+def _numpy_simd():
+    """The SIMD target numpy dispatches float64 ``exp`` to on this CPU (e.g. "X86_V3", AVX2;
+    "X86_V4" with AVX-512): the Gaussian kernels' exponentials round by it."""
+    try:
+        from numpy.lib.introspect import opt_func_info
+
+        return opt_func_info(func_name="^exp$", signature="float64")["exp"]["dd"]["current"]
+    except Exception:                        # numpy < 2.0 or no such entry
+        return None
+
+
 def compute_kernels():
-    """What decides the last bits of a run's floating point on this machine: the CPU model and
+    """What decides the last bits of a run's floating point on this machine: the CPU model,
     each BLAS library with the kernel family it picked for this CPU (e.g. "openblas 0.3.30
-    Haswell"). The same config and seed give the same numbers where these agree; on another
-    CPU the kernels round differently, and a fit that is chaotic in rounding (a greedy
-    reduced set, a near-tie in a grid search) may then pick another point. Cached: one
-    library scan per process."""
+    Haswell") and the SIMD target of numpy's ``exp`` (``simd``; two "AMD EPYC" machines with
+    the same BLAS kernels gave SparseMI objectives that differ in the 12th digit). The same
+    config and seed give the same numbers where these agree; on another CPU the kernels round
+    differently, and a fit that is chaotic in rounding (a greedy reduced set, a near-tie in a
+    grid search) may then pick another point. Cached: one library scan per process."""
     try:
         import numpy  # noqa: F401  (load the BLAS libraries the runs use before the scan)
         import scipy.linalg  # noqa: F401
@@ -55,7 +67,17 @@ def compute_kernels():
                        for i in threadpool_info() if i.get("user_api") == "blas"})
     except Exception:                        # threadpoolctl cannot inspect this platform
         blas = []
-    return {"cpu": _cpu_model(), "blas": blas}
+    return {"cpu": _cpu_model(), "blas": blas, "simd": _numpy_simd()}
+
+
+def machine_name(kernels):
+    """One line naming a :func:`compute_kernels` result ("not recorded" for None), as
+    ``run_machines`` counts them."""
+    if not kernels:
+        return "not recorded"
+    simd = kernels.get("simd")
+    return "; ".join([kernels.get("cpu") or "?", *kernels.get("blas", []),
+                      *([f"numpy exp {simd}"] if simd else [])])
 
 
 def git_revision():
@@ -140,8 +162,7 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ou
 def _run_machines(records):
     counts = {}
     for r in records:
-        k = r.get("compute_kernels")
-        name = "not recorded" if not k else "; ".join([k.get("cpu") or "?", *k.get("blas", [])])
+        name = machine_name(r.get("compute_kernels"))
         counts[name] = counts.get(name, 0) + 1
     return dict(sorted(counts.items()))
 

@@ -255,7 +255,9 @@ def _environment(reports):
         machine = m.get("machine") or {}
         where = ", ".join(x for x in (machine.get("platform"),
                                       f"{machine['cpus']} cpus" if machine.get("cpus") else "",
-                                      machine.get("cpu"), *(machine.get("blas") or []))
+                                      machine.get("cpu"), *(machine.get("blas") or []),
+                                      f"numpy exp {machine['simd']}" if machine.get("simd")
+                                      else "")
                           if x) or "-"
         if len(m.get("run_machines") or {}) > 1:     # a long run resumed elsewhere
             where += (f"; its runs were computed on {len(m['run_machines'])} machines "
