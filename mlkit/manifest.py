@@ -11,8 +11,8 @@ from pathlib import Path
 
 from . import __version__
 
-__all__ = ["build_manifest", "compute_kernels", "machine_name", "full_run_wall_time", "git_revision",
-           "package_versions", "runs_dir_of"]
+__all__ = ["build_manifest", "compute_kernels", "full_run_wall_time", "git_revision",
+           "machine_name", "package_versions", "runs_dir_of"]
 
 _PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "joblib", "pydantic",
              "click", "pyyaml", "dask", "distributed")
@@ -38,7 +38,6 @@ def _cpu_model():
     return platform.processor() or platform.machine()
 
 
-@functools.lru_cache(maxsize=1)
 def _numpy_simd():
     """The SIMD target numpy dispatches float64 ``exp`` to on this CPU (e.g. "X86_V3", AVX2;
     "X86_V4" with AVX-512): the Gaussian kernels' exponentials round by it."""
@@ -50,6 +49,7 @@ def _numpy_simd():
         return None
 
 
+@functools.lru_cache(maxsize=1)
 def compute_kernels():
     """What decides the last bits of a run's floating point on this machine: the CPU model,
     each BLAS library with the kernel family it picked for this CPU (e.g. "openblas 0.3.30
