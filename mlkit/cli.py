@@ -433,23 +433,72 @@ def report_cmd(ctx, out, check, untracked):
         click.echo(f"{'up to date' if check else 'wrote'} {path}")
 
 
+#: Seconds a signal may wait for the main thread to leave a C call (a Python handler runs
+#: only between bytecodes: liblinear at C = 1e8 holds it for minutes) before the command
+#: stops without it
+SIGNAL_GRACE_S = 5.0
+_INTERRUPTED = "mlkit: interrupted; the runs finished so far are saved"
+
+
+def _stop_if_stuck(grace):
+    """Watch for SIGINT/SIGTERM from a thread, through the wakeup fd the interpreter's C-level
+    handler writes at once: when the main thread has not ended the command ``grace`` seconds
+    later (it is inside a long C call), stop the workers and exit 130/143 from here. Nothing
+    finished is lost: records and outputs are written whole (temporary file, then rename),
+    so only the run in progress goes."""
+    import os
+    import signal
+    import socket
+    import threading
+    import time
+
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    try:
+        signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    except ValueError:                          # not the main thread: no watch
+        reader.close()
+        writer.close()
+        return None
+    codes = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+    def watch():
+        while True:
+            got = reader.recv(1)
+            if not got:
+                return
+            if got[0] in codes:
+                time.sleep(grace)               # the main thread's turn to stop cleanly
+                try:
+                    _stop_workers()
+                finally:
+                    sys.stderr.write(_INTERRUPTED + "\n")
+                    sys.stderr.flush()
+                    os._exit(codes[got[0]])
+
+    threading.Thread(target=watch, name="mlkit-signal-watch", daemon=True).start()
+    return reader, writer                       # kept open for the life of the command
+
+
 def main():
     """The console entry point: SIGINT exits 130 and SIGTERM 143, after stopping the
     parallel workers (the runs finished so far are saved: each record is written when its
-    run ends)."""
+    run ends); within :data:`SIGNAL_GRACE_S` seconds even when the signal finds the main
+    thread inside a long C call (see :func:`_stop_if_stuck`)."""
     import signal
 
     def _terminate(signum, frame):
         raise KeyboardInterrupt(signum)
 
     signal.signal(signal.SIGTERM, _terminate)
+    _watch = _stop_if_stuck(SIGNAL_GRACE_S)  # noqa: F841  (its socket pair stays open)
     try:
         code = cli(prog_name="mlkit", standalone_mode=False)
     except click.Abort as exc:          # click turns KeyboardInterrupt into Abort
         _stop_workers()
         cause = exc.__cause__ or exc.__context__
         term = isinstance(cause, KeyboardInterrupt) and cause.args == (signal.SIGTERM,)
-        click.echo("mlkit: interrupted; the runs finished so far are saved", err=True)
+        click.echo(_INTERRUPTED, err=True)
         sys.exit(143 if term else 130)
     except click.ClickException as exc:
         exc.show()

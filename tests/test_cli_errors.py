@@ -585,3 +585,37 @@ def test_a_signal_stops_the_command_and_leaves_no_worker_behind(tmp_path, sig, c
         time.sleep(0.5)
     alive = [w for w in workers if _alive(w)]
     assert not alive, f"workers still alive 30 s after {sig}: {alive}"
+
+
+def test_a_signal_inside_a_long_c_call_stops_the_command_within_the_grace(tmp_path):
+    """A Python signal handler waits for a C call to return (liblinear at C = 1e8 takes
+    minutes): the watcher thread ends the command with 143 a grace period after SIGTERM."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import signal, sys, numpy as np\n"
+        "from threadpoolctl import threadpool_limits\n"
+        "from mlkit.cli import _stop_if_stuck\n"
+        "def handler(signum, frame):\n"
+        "    raise KeyboardInterrupt(signum)\n"
+        "signal.signal(signal.SIGTERM, handler)\n"
+        "keep = _stop_if_stuck(1.0)\n"
+        "a = np.random.default_rng(0).random((4000, 4000))\n"
+        "print('ready', flush=True)\n"
+        "with threadpool_limits(1):\n"
+        "    np.linalg.svd(a)                  # one C call of tens of seconds\n"
+        "print('the C call returned first', flush=True)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    sent = time.time()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "interrupted; the runs finished so far are saved" in err
+    assert "returned first" not in out
+    assert time.time() - sent < 15
