@@ -55,22 +55,22 @@ def new_figure(ncols=1, *, width=4.2, height=3.4, **kw):
 
 def _add_caption(fig, caption):
     """Write ``caption`` under the axes, wrapped to the figure's width, and lay the figure
-    out so that nothing (tick labels, x labels, the caption) overlaps."""
+    out so that nothing (tick labels, x labels, the caption) overlaps. The figure grows
+    by the caption's height, so a long caption never shrinks the axes."""
     import textwrap
 
-    width_in = fig.get_size_inches()[0]
+    width_in, height_in = fig.get_size_inches()
     fontsize = 6.5
     # ~0.55 em per character on average for the default sans-serif font
     chars = max(30, int(width_in * 72 / (0.55 * fontsize)) - 4)
     text = "\n".join(textwrap.wrap(caption, chars))
-    fig.tight_layout()
+    cap = fig.text(0.5, 0.0, text, ha="center", va="bottom", fontsize=fontsize)
     fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    cap = fig.text(0.5, 0.005, text, ha="center", va="bottom", fontsize=fontsize)
-    height_px = fig.bbox.height
-    cap_top = cap.get_window_extent(renderer).y1 / height_px
-    # leave room for the caption plus a small gap, then redo the layout above it
-    fig.tight_layout(rect=(0, min(cap_top + 0.01, 0.6), 1, 1))
+    cap_in = cap.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi + 0.08
+    fig.set_size_inches(width_in, height_in + cap_in)
+    cap.set_y(0.04 / (height_in + cap_in))
+    # lay out the axes in the original height above the caption
+    fig.tight_layout(rect=(0, cap_in / (height_in + cap_in), 1, 1))
 
 
 def save_figure(fig, out_dir, name, caption=None):
