@@ -65,16 +65,22 @@ def label_mean_objective(params, A, y, K_Z, C):
         dQ/drho = C sum_i l'(y_i, f_i) (Eq. (15)), with l' = 2 (f - y) where y f < 1 and 0
         elsewhere (Eq. (16)).
     """
-    beta, rho = params[:-1], params[-1]
+    beta = params[:-1]
     f = A @ beta
-    f += rho
-    yf = y * f
-    active = yf < 1
-    slack = np.where(active, 1.0 - yf, 0.0)
-    dloss = np.where(active, 2.0 * (f - y), 0.0)
+    f += params[-1]
+    # slack = max(0, 1 - y f); for y = +-1, 2 (f - y) = -2 y (1 - y f) exactly, so
+    # l' = -2 y slack (Eq. (16)); "+ 0.0" turns the -0.0 of inactive bags into 0.0. Fewer,
+    # in-place operations: this is SparseMI's innermost loop (~10^5 calls per fit)
+    slack = y * f
+    np.subtract(1.0, slack, out=slack)
+    np.maximum(slack, 0.0, out=slack)
+    dloss = slack * (-2.0 * y)
+    dloss += 0.0
     Kb = beta if K_Z is None else K_Z @ beta
     grad = np.empty(len(params))
-    grad[:-1] = Kb + C * (A.T @ dloss)
+    g_beta = A.T @ dloss
+    g_beta *= C
+    np.add(Kb, g_beta, out=grad[:-1])
     grad[-1] = C * dloss.sum()
     return 0.5 * beta @ Kb + C * slack @ slack, grad
 

@@ -46,7 +46,7 @@ def _setulb_loop(fun, x0, args, ftol, gtol, maxcor, maxls, maxiter, maxfun):
         _lbfgsb.setulb(m, x, low, up, nbd, fcur, gcur, factr, gtol, wa, iwa, task, lsave,
                        isave, dsave, maxls, ln_task)
         if task[0] == _FG:
-            if not np.array_equal(x, last_x):
+            if not (x == last_x).all():       # np.array_equal without its checks
                 f, g = fun(x.copy(), *args)
                 last_x, nfev = x.copy(), nfev + 1
             fcur, gcur = f, g
