@@ -80,14 +80,21 @@ def machine_name(kernels):
                       *([f"numpy exp {simd}"] if simd else [])])
 
 
-def git_revision():
-    """The git commit of mlkit's source tree ('+dirty' when it has uncommitted changes), or
-    None outside a git checkout."""
-    root = Path(__file__).resolve().parents[1]
+#: the paths whose uncommitted changes make a revision '+dirty': the code and configs that
+#: determine a result, not the outputs (results/, REPRODUCTION.md) a render itself rewrites
+#: before its manifest is built
+SOURCE_PATHS = ("mlkit", "configs", "pyproject.toml")
+
+
+def git_revision(root=None):
+    """The git commit of mlkit's source tree ('+dirty' when its :data:`SOURCE_PATHS` have
+    uncommitted changes), or None outside a git checkout."""
+    root = Path(__file__).resolve().parents[1] if root is None else Path(root)
     try:
         rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
                              text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                *SOURCE_PATHS],
                                cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None

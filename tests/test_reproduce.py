@@ -1,12 +1,13 @@
 """End to end through the CLI: reproduce, resume, verify, plot, regress, train."""
 
 import json
+import subprocess
 
 import pytest
 from click.testing import CliRunner
 
 from mlkit.cli import cli
-from mlkit.manifest import machine_name
+from mlkit.manifest import git_revision, machine_name
 
 from .conftest import CONFIGS
 
@@ -188,3 +189,23 @@ def test_full_fig4_reproduction(results):
     assert res.exit_code == 0
     assert "60 runs computed, 0 reused" in res.stdout
     assert "MSSBoost" in (results / "mssboost" / "fig4" / "table.md").read_text()
+
+
+def test_git_revision_is_dirty_for_source_changes_only(tmp_path):
+    """A render rewrites its tracked outputs before the manifest is built: those must not
+    mark the revision '+dirty'; an uncommitted change to the code or configs must."""
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                       cwd=tmp_path, check=True, capture_output=True)
+    for name in ("mlkit/a.py", "configs/a.yaml", "results/p/table.md", "REPRODUCTION.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "init")
+    (tmp_path / "results/p/table.md").write_text("y\n")
+    (tmp_path / "REPRODUCTION.md").write_text("y\n")
+    rev = git_revision(tmp_path)
+    assert rev is not None and not rev.endswith("+dirty")
+    (tmp_path / "configs/a.yaml").write_text("y\n")
+    assert git_revision(tmp_path).endswith("+dirty")
