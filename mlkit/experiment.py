@@ -31,6 +31,7 @@ from .datasets import load_dataset
 from .manifest import compute_kernels, runs_dir_of
 from .metrics import average_precision_score
 from .registry import METHODS, METRICS
+from .resumable_search import CHECKPOINT_SUFFIX, ResumableGridSearchCV
 
 __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest_records",
            "method_seed", "build_estimator", "fit_method", "numerics_revision", "planned_runs",
@@ -340,20 +341,23 @@ def run_status(spec, out_dir, datasets=None, methods=None):
     ``mean_fit_s`` (the mean fit time of the recorded runs, None without any),
     ``mean_cpu_s`` (their mean CPU time of fitting and predicting, None when no record has
     it: older records kept wall time only) and
-    ``left_s`` (``mean_fit_s`` times the runs left: an estimate, None when unknown).
+    ``left_s`` (``mean_fit_s`` times the runs left, less the fit seconds their grid search
+    checkpoints hold: an estimate, None when unknown).
     A record counts only when its key is the one the config and methods make now.
     ``datasets`` / ``methods``: only these (display names)."""
     rows = {}
     for ds, method, _, key, path in _plan(spec, out_dir, datasets, methods):
         row = rows.setdefault((ds.display, method.display), {
             "dataset": ds.display, "method": method.display, "recorded": 0, "planned": 0,
-            "fit_s": [], "cpu_s": []})
+            "fit_s": [], "cpu_s": [], "checkpointed_s": 0.0})
         row["planned"] += 1
         try:
             rec = read_json(path)
         except (OSError, ValueError):
-            continue
-        if rec.get("key") == key:
+            rec = {}
+        if rec.get("key") != key:                # not recorded: part done in a checkpoint?
+            row["checkpointed_s"] += _checkpointed_seconds(checkpoint_path(path))
+        else:
             row["recorded"] += 1
             timings = rec.get("timings", {})
             row["fit_s"].append(float(timings.get("fit_s", np.nan)))
@@ -364,10 +368,21 @@ def run_status(spec, out_dir, datasets=None, methods=None):
         cpu = [t for t in row.pop("cpu_s") if np.isfinite(t)]
         mean = float(np.mean(times)) if times else None
         left = row["planned"] - row["recorded"]
+        done = row.pop("checkpointed_s")
         out.append({**row, "mean_fit_s": mean,
                     "mean_cpu_s": float(np.mean(cpu)) if cpu else None,
-                    "left_s": 0.0 if left == 0 else (mean * left if mean is not None else None)})
+                    "left_s": 0.0 if left == 0 else (max(mean * left - done, 0.0)
+                                                     if mean is not None else None)})
     return out
+
+
+def _checkpointed_seconds(path):
+    """Fit seconds of the grid search folds a run's checkpoint holds (0 without one)."""
+    try:
+        cells = read_json(path).get("cells", {})
+        return float(sum(c.get("fit_s", 0.0) for c in cells.values()))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return 0.0
 
 
 def numerics_revision(method_name, params=None):
@@ -422,12 +437,14 @@ def _score(metric_names, y_true, score, pred):
     return out
 
 
-def build_estimator(method, split, estimator_class=None):
+def build_estimator(method, split, estimator_class=None, checkpoint=None, checkpoint_key=""):
     """The method's estimator with the config's parameters and, unless the config fixes it,
     the run's own ``random_state`` (see :func:`method_seed`); wrapped in a ``GridSearchCV``
     over ``method.grid`` (folds shuffled with the run's seed) when the config gives a grid,
     unless the split has a validation part (the grid is then chosen on it:
-    :func:`validation_search`)."""
+    :func:`validation_search`). With a ``checkpoint`` file the grid search keeps its fold
+    scores there and resumes from them (:class:`~mlkit.resumable_search.
+    ResumableGridSearchCV`; ``checkpoint_key``: the run's key)."""
     cls = estimator_class or METHODS.get(method.name)
     est = cls(**method.params)
     seed = method_seed(split.seed, method.display) % (2**31)
@@ -441,7 +458,9 @@ def build_estimator(method, split, estimator_class=None):
                              response_method="decision_function"
                              if entry.meta["needs"] == "score" else "predict")
         cv = cv_splitter(method.grid_folds, seed)
-        est = GridSearchCV(est, method.grid, cv=cv, scoring=scorer, error_score="raise")
+        est = ResumableGridSearchCV(est, method.grid, cv=cv, scoring=scorer,
+                                    error_score="raise", checkpoint=checkpoint,
+                                    checkpoint_key=checkpoint_key)
     return est
 
 
@@ -450,11 +469,12 @@ def fitted_model(est):
     return est.best_estimator_ if isinstance(est, GridSearchCV) else est
 
 
-def fit_method(data, method, split, estimator_class=None):
+def fit_method(data, method, split, estimator_class=None, checkpoint=None, checkpoint_key=""):
     """(fitted estimator, train part, test part, fit seconds) of one method on one split
     (``estimator_class``: the registered class, resolved by the caller's registry, so a
-    worker process needs no plugin imported to run it)."""
-    est = build_estimator(method, split, estimator_class)
+    worker process needs no plugin imported to run it; ``checkpoint``, ``checkpoint_key``:
+    see :func:`build_estimator`)."""
+    est = build_estimator(method, split, estimator_class, checkpoint, checkpoint_key)
     train, test = data.subset(split.train), data.subset(split.test)
     t0 = time.perf_counter()
     if split.validation is not None and method.grid:
@@ -579,14 +599,16 @@ def check_method_parameters(method, dataset_name, estimator_class=None):
             raise MlkitError(f"{method.display} on {dataset_name}: {msg}") from None
 
 
-def _fit_and_score(data, method, split, metric_names, curves, estimator_class=None):
+def _fit_and_score(data, method, split, metric_names, curves, estimator_class=None,
+                   checkpoint=None, checkpoint_key=""):
     """:func:`_fit_and_score_run` with any exception turned into :class:`RunFailed`
     naming the run and carrying its traceback (a failure inside a method is a bug)."""
     import traceback
 
     check_method_parameters(method, data.name, estimator_class)
     try:
-        return _fit_and_score_run(data, method, split, metric_names, curves, estimator_class)
+        return _fit_and_score_run(data, method, split, metric_names, curves, estimator_class,
+                                  checkpoint, checkpoint_key)
     except MlkitError as exc:
         raise MlkitError(f"{method.display} on {data.name}, split {split.name}: "
                          f"{exc}") from None
@@ -595,14 +617,17 @@ def _fit_and_score(data, method, split, metric_names, curves, estimator_class=No
                         f"{type(exc).__name__}: {exc}", traceback.format_exc()) from None
 
 
-def _fit_and_score_run(data, method, split, metric_names, curves, estimator_class=None):
+def _fit_and_score_run(data, method, split, metric_names, curves, estimator_class=None,
+                       checkpoint=None, checkpoint_key=""):
     """Fit one method on one split and score it on the test part (runs in a worker).
 
     The record holds the metrics, fit and prediction seconds, what the fitted model says of
     itself (``run_record_extras()``) and of the test part (``test_record_extras(X, y)``,
     when it has one), the per-label AP for multi-label targets, and with
     ``curves`` the score-type metrics after every stage of an ensemble plus the cumulative
-    prediction time of its first t base models.
+    prediction time of its first t base models. A grid search resumed from its
+    ``checkpoint`` adds the fit seconds of the folds it read back to ``fit_s`` and ``cpu_s``
+    and says how many it read (``resumed_folds``).
     """
     searched = None
     cpu0 = time.process_time()
@@ -615,7 +640,12 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
         searched = {"chosen": chosen, "validation": {method.grid_metric: val},
                     "n_validation": len(validation), "grid_curves": by_param}
     else:
-        est, train, test, fit_s = fit_method(data, method, split, estimator_class)
+        est, train, test, fit_s = fit_method(data, method, split, estimator_class,
+                                             checkpoint, checkpoint_key)
+    resumed = getattr(est, "n_resumed_", 0)
+    if resumed:                          # the folds fitted before the run was interrupted
+        fit_s += est.resumed_fit_s_
+        cpu0 -= est.resumed_cpu_s_
     t1 = time.perf_counter()
     score, pred = _predict(est, test.inputs)
     t2 = time.perf_counter()
@@ -632,6 +662,8 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
     }
     if isinstance(est, GridSearchCV):
         record["chosen"] = {k: v for k, v in est.best_params_.items()}
+    if resumed:
+        record["resumed_folds"] = resumed
     if searched is not None:
         record.update(_jsonable(searched))
     model = fitted_model(est)
@@ -657,6 +689,12 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
 def record_path(out_dir, dataset, method, split):
     return (Path(out_dir) / "runs" / slug(dataset.display) / slug(method.display)
             / f"{split.name}.json")
+
+
+def checkpoint_path(record):
+    """The grid search checkpoint of the run whose record goes to ``record`` (beside it;
+    removed once the record is written)."""
+    return Path(record).with_suffix(CHECKPOINT_SUFFIX)
 
 
 def load_records(out_dir, keys=None):
@@ -800,6 +838,8 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
                                                                  split):
                     result.missing += 1
                     continue
+                if force:                        # recomputed from the start
+                    checkpoint_path(path).unlink(missing_ok=True)
                 todo.append((ds.display, method, split, key, path))
     # repetition by repetition across all datasets (then the config's order): a long run
     # stopped early holds whole repetitions of every dataset, not all of the first dataset
@@ -827,6 +867,9 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
         # here (so that no thread's exit lifts another's BLAS limit), and every task of a
         # backend under its own (worker processes; OpenMP's limit is per thread)
         in_process = (jobs == 1 and backend is None) or backend == "threading"
+        # a run's grid search keeps its fold scores beside its record until the record is
+        # written: an interrupted run resumes from them (mlkit.resumable_search)
+        checkpoints = [_checkpoint(p, k, result.datasets[d]) for d, _, _, k, p in todo]
         if in_process and todo:
             from threadpoolctl import threadpool_limits
 
@@ -834,7 +877,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
         if jobs == 1 and backend is None:
             outputs = (
                 _indexed(i, _fit_and_score, result.datasets[d], m, s,
-                         spec.metrics, spec.curves, METHODS.get(m.name))
+                         spec.metrics, spec.curves, METHODS.get(m.name), *checkpoints[i])
                 for i, (d, m, s, _, _) in enumerate(todo)
             )
         else:
@@ -844,7 +887,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             # each task returns its own index so records can be matched however they arrive
             outputs = parallel(
                 delayed(_indexed)(i, fn, result.datasets[d], m, s, spec.metrics,
-                                  spec.curves, METHODS.get(m.name))
+                                  spec.curves, METHODS.get(m.name), *checkpoints[i])
                 for i, (d, m, s, _, _) in enumerate(todo)
             )
         for i, rec in outputs:
@@ -856,6 +899,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
                        repeat=split.repeat, fold=split.fold, split_seed=split.seed,
                        mlkit_version=__version__)
             write_json(path, rec)
+            checkpoint_path(path).unlink(missing_ok=True)
             result.records.append(rec)
             result.computed += 1
             if bar is not None:
@@ -876,6 +920,12 @@ def _fit_and_score_one_thread(*args):
 
     with threadpool_limits(limits=1):
         return _fit_and_score(*args)
+
+
+def _checkpoint(record, key, data):
+    """(checkpoint file, checkpoint key) of the run whose record goes to ``record``: its
+    grid search resumes only from folds of the same run on the same data."""
+    return checkpoint_path(record), f"{key}:{data.fingerprint()}"
 
 
 def _indexed(i, fn, *args):
