@@ -603,3 +603,14 @@ def test_a_partial_render_is_shown_as_partial_and_not_counted(toy):
     assert "Status: **partial** (rendered from the 2 of its 4 runs recorded so far" in text
     assert "**full run**, **partial**" not in text      # a partial render is no full run
     assert "| partial, not counted |" in text
+
+
+@pytest.mark.parametrize("seconds, text", [
+    (None, "-"), (12.34, "12.3 s"), (59.94, "59.9 s"), (59.96, "1 min 0 s"),
+    (245.0, "4 min 5 s"), (2279.6, "38 min 0 s"), (3599.6, "1 h 0 min"),
+    (22020.0, "6 h 7 min"), (14398.0, "4 h 0 min")])
+def test_durations_read_as_people_write_them(seconds, text):
+    """Rounded before splitting: never '37 min 60 s' or '3 h 60 min'."""
+    from mlkit.report.reproduction_page import format_seconds
+
+    assert format_seconds(seconds) == text

@@ -235,11 +235,13 @@ def format_seconds(s):
     if s is None:
         return "-"
     s = float(s)
-    if s < 60:
+    if s < 59.95:
         return f"{s:.1f} s"
-    if s < 3600:
-        return f"{int(s // 60)} min {int(round(s % 60))} s"
-    return f"{int(s // 3600)} h {int(round(s % 3600 / 60))} min"
+    seconds = int(round(s))                 # rounded first: never '4 min 60 s'
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    minutes = int(round(s / 60))
+    return f"{minutes // 60} h {minutes % 60} min"
 
 
 def _environment(reports):
