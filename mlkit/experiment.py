@@ -31,7 +31,7 @@ from .datasets import load_dataset
 from .manifest import compute_kernels, runs_dir_of
 from .metrics import average_precision_score
 from .registry import METHODS, METRICS
-from .resumable_search import CHECKPOINT_SUFFIX, ResumableGridSearchCV
+from .resumable_search import CHECKPOINT_SUFFIX, ResumableGridSearchCV, read_checkpoint
 
 __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest_records",
            "method_seed", "build_estimator", "fit_method", "numerics_revision", "planned_runs",
@@ -356,7 +356,7 @@ def run_status(spec, out_dir, datasets=None, methods=None):
         except (OSError, ValueError):
             rec = {}
         if rec.get("key") != key:                # not recorded: part done in a checkpoint?
-            row["checkpointed_s"] += _checkpointed_seconds(checkpoint_path(path))
+            row["checkpointed_s"] += _checkpointed_seconds(checkpoint_path(path), key)
         else:
             row["recorded"] += 1
             timings = rec.get("timings", {})
@@ -376,13 +376,16 @@ def run_status(spec, out_dir, datasets=None, methods=None):
     return out
 
 
-def _checkpointed_seconds(path):
-    """Fit seconds of the grid search folds a run's checkpoint holds (0 without one)."""
+def _checkpointed_seconds(path, key):
+    """Fit seconds of the grid search folds that the checkpoint ``path`` of the run with
+    this key holds (0 without one, or with one made under another key)."""
     try:
-        cells = read_json(path).get("cells", {})
-        return float(sum(c.get("fit_s", 0.0) for c in cells.values()))
-    except (OSError, ValueError, AttributeError, TypeError):
+        made_under = str(read_json(path)["key"])
+    except (OSError, ValueError, KeyError, TypeError):
         return 0.0
+    if not made_under.startswith(f"{key}:"):
+        return 0.0
+    return float(sum(c["fit_s"] for c in read_checkpoint(path).values()))
 
 
 def numerics_revision(method_name, params=None):
@@ -838,8 +841,6 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
                                                                  split):
                     result.missing += 1
                     continue
-                if force:                        # recomputed from the start
-                    checkpoint_path(path).unlink(missing_ok=True)
                 todo.append((ds.display, method, split, key, path))
     # repetition by repetition across all datasets (then the config's order): a long run
     # stopped early holds whole repetitions of every dataset, not all of the first dataset
@@ -849,6 +850,9 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
     result.reused = len(result.records)
     if not compute:
         result.missing, todo = result.missing + len(todo), []
+    if force:                                    # recomputed from the start
+        for *_, path in todo:
+            checkpoint_path(path).unlink(missing_ok=True)
     logger.info("%s: %d runs to compute, %d reused", spec.target, len(todo), result.reused)
 
     with ExitStack() as stack:
@@ -868,8 +872,12 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
         # backend under its own (worker processes; OpenMP's limit is per thread)
         in_process = (jobs == 1 and backend is None) or backend == "threading"
         # a run's grid search keeps its fold scores beside its record until the record is
-        # written: an interrupted run resumes from them (mlkit.resumable_search)
-        checkpoints = [_checkpoint(p, k, result.datasets[d]) for d, _, _, k, p in todo]
+        # written: an interrupted run resumes from them (mlkit.resumable_search); not on
+        # a Dask cluster, whose workers may not share this file system
+        kernels = json.dumps(compute_kernels(), sort_keys=True)
+        checkpoints = [(None, "") if backend == "dask" else
+                       _checkpoint(p, k, result.datasets[d], kernels)
+                       for d, _, _, k, p in todo]
         if in_process and todo:
             from threadpoolctl import threadpool_limits
 
@@ -922,10 +930,12 @@ def _fit_and_score_one_thread(*args):
         return _fit_and_score(*args)
 
 
-def _checkpoint(record, key, data):
+def _checkpoint(record, key, data, kernels):
     """(checkpoint file, checkpoint key) of the run whose record goes to ``record``: its
-    grid search resumes only from folds of the same run on the same data."""
-    return checkpoint_path(record), f"{key}:{data.fingerprint()}"
+    grid search resumes only from folds of the same run, on the same data, computed with
+    the same BLAS and SIMD kernels ``kernels`` (folds from two machines would mix their
+    roundings)."""
+    return checkpoint_path(record).absolute(), f"{key}:{data.fingerprint()}:{kernels}"
 
 
 def _indexed(i, fn, *args):

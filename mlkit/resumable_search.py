@@ -18,6 +18,7 @@ import logging
 import time
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import hash as joblib_hash
 from scipy.stats import rankdata
 from sklearn.base import clone, is_classifier
@@ -30,41 +31,81 @@ from ._io import read_json, write_json
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ResumableGridSearchCV", "CHECKPOINT_SUFFIX"]
+__all__ = ["ResumableGridSearchCV", "read_checkpoint", "CHECKPOINT_SUFFIX"]
 
 #: suffix of a run's checkpoint file beside its record (not ``.json``: never read as a record)
 CHECKPOINT_SUFFIX = ".cv-checkpoint"
 
-_FORMAT = 1
+_FORMAT = 2
+
+
+def _hashed(value):
+    """joblib's hash of ``value`` (its value and type, however long: never a shortened
+    repr); of its module and name when it cannot be pickled (a local function)."""
+    try:
+        return joblib_hash(value)
+    except Exception:                   # pickling errors are of many types
+        return joblib_hash((type(value).__module__,
+                            getattr(value, "__qualname__", type(value).__qualname__)))
+
+
+def _params_hash(params):
+    return joblib_hash({name: _hashed(value) for name, value in params.items()})
 
 
 def _cell_name(params, fold):
-    """The checkpoint's name of one (candidate, fold): its parameters in JSON, and the fold."""
-    return f"{json.dumps(params, sort_keys=True, default=repr)}|{fold}"
+    """The checkpoint's name of one (candidate, fold): a hash of its parameters, and the
+    fold."""
+    return f"{_params_hash(params)}|{fold}"
+
+
+def _by_value(data):
+    """``data`` for hashing by value: sparse matrices as their arrays (their pickled state
+    carries flags that scipy sets lazily), lists, tuples and dicts item by item."""
+    if sp.issparse(data):
+        csr = data.tocsr()
+        return ("csr", csr.shape, csr.data, csr.indices, csr.indptr)
+    if isinstance(data, (list, tuple)):
+        return [_by_value(v) for v in data]
+    if isinstance(data, dict):
+        return {k: _by_value(v) for k, v in data.items()}
+    return data
+
+
+def read_checkpoint(path, key=None, identity=None):
+    """The cells of the checkpoint file ``path`` ({name: {"score", "fit_s", "cpu_s",
+    "params"}}): {} when it is missing, unreadable, malformed, of another format, or made
+    under another ``checkpoint_key`` (``key``) or by another search (``identity``)."""
+    try:
+        stored = read_json(path)
+        if (stored["format"] != _FORMAT or (key is not None and stored["key"] != key)
+                or (identity is not None and stored["identity"] != identity)):
+            return {}
+        cells = stored["cells"]
+        if all(isinstance(c[f], float) for c in cells.values()
+               for f in ("score", "fit_s", "cpu_s")):
+            return cells
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return {}
 
 
 class _FoldScores:
-    """The (candidate, fold) scores of one search on disk; ``identity`` says which search
-    they belong to (a file of another search, or unreadable, starts afresh)."""
+    """The (candidate, fold) scores of one search, kept in the file ``path``."""
 
-    def __init__(self, path, identity):
-        self.path, self.identity = path, identity
-        self.cells = {}
-        try:
-            stored = read_json(path)
-        except (OSError, ValueError):
-            return
-        if stored.get("format") == _FORMAT and stored.get("identity") == identity:
-            self.cells = dict(stored.get("cells", {}))
+    def __init__(self, path, key, identity):
+        self.path, self.key, self.identity = path, key, identity
+        self.cells = read_checkpoint(path, key, identity)
 
-    def add(self, name, score, fit_s, cpu_s):
-        self.cells[name] = {"score": score, "fit_s": fit_s, "cpu_s": cpu_s}
+    def add(self, name, params, score, fit_s, cpu_s):
+        self.cells[name] = {"score": score, "fit_s": fit_s, "cpu_s": cpu_s,
+                            "params": json.dumps(params, sort_keys=True, default=repr)}
         if self.path is None:
             return
         try:
-            write_json(self.path, {"format": _FORMAT, "identity": self.identity,
-                                   "cells": self.cells})
-        except OSError as exc:           # e.g. a remote worker: the search goes on unsaved
+            write_json(self.path, {"format": _FORMAT, "key": self.key,
+                                   "identity": self.identity, "cells": self.cells})
+        except OSError as exc:           # unwritable: the search goes on unsaved
             logger.warning("grid search checkpoint %s not written (%s); this run will not "
                            "resume from it", self.path, exc)
             self.path = None
@@ -83,14 +124,20 @@ class ResumableGridSearchCV(GridSearchCV):
         every fold fitted and left in place (the caller removes it once the run's result is
         saved).
     checkpoint_key : str
-        What determines the scores beyond what the search sees (the run's key: method
-        revision, data): a file made under another key, another estimator, grid or folds
-        is not reused.
+        What determines the scores beyond what the search sees (the runner's: the run's key,
+        with the method's numerics revision, the data's fingerprint and the machine's
+        compute kernels). A file made under another key, or by a search with another
+        estimator (class or parameters), scorer, data or folds, is not reused; one whose
+        grid changed keeps the folds of the grid points both grids hold (the same fits).
+
+    With a checkpoint it takes no fit parameters (``sample_weight``, ``groups``) and
+    ignores scikit-learn's callbacks; ``cv_results_`` holds the params, the fold, mean and
+    std test scores, their rank and the mean fit time (not the ``param_*`` columns or the
+    score times).
 
     Attributes
     ----------
-    ``GridSearchCV``'s (``cv_results_`` with the params, the fold, mean and std test scores,
-    their rank and the mean fit time), and
+    ``GridSearchCV``'s, and
     n_resumed_ : int
         Fold fits read from the checkpoint instead of computed.
     resumed_fit_s_, resumed_cpu_s_ : float
@@ -104,21 +151,32 @@ class ResumableGridSearchCV(GridSearchCV):
         self.checkpoint = checkpoint
         self.checkpoint_key = checkpoint_key
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, **params):
         if self.checkpoint is None:
-            return super().fit(X, y)
+            return super().fit(X, y, **params)
+        if params:
+            raise ValueError(f"ResumableGridSearchCV with a checkpoint takes no fit "
+                             f"parameters; got {sorted(params)}")
         if self.error_score != "raise":
             raise ValueError("ResumableGridSearchCV with a checkpoint needs "
                              "error_score='raise'")
+        if not (self.scoring is None or isinstance(self.scoring, str)
+                or callable(self.scoring)):
+            raise ValueError("ResumableGridSearchCV with a checkpoint takes one scorer "
+                             "(a name or a callable), not a list or dict of them")
         X, y = indexable(X, y)
         cv = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
         folds = list(cv.split(X, y))
         scorer = check_scoring(self.estimator, scoring=self.scoring)
         candidates = list(ParameterGrid(self.param_grid))
         base = clone(self.estimator)
-        identity = joblib_hash((self.checkpoint_key, repr(base.get_params(deep=False)),
-                                [test for _, test in folds]))
-        store = _FoldScores(self.checkpoint, identity)
+        # what the fold scores depend on, besides the grid point: the estimator (class and
+        # parameters, hashed by value, never by a shortened repr), scorer, data and folds
+        identity = joblib_hash((type(base).__module__, type(base).__qualname__,
+                                _params_hash(base.get_params(deep=False)), _hashed(scorer),
+                                _by_value(X), _by_value(y),
+                                [(train, test) for train, test in folds]))
+        store = _FoldScores(self.checkpoint, self.checkpoint_key, identity)
 
         scores = np.empty((len(candidates), len(folds)))
         fit_s = np.empty_like(scores)
@@ -138,10 +196,9 @@ class ResumableGridSearchCV(GridSearchCV):
                 X_test, y_test = _safe_split(est, X, y, test, train)
                 t0, c0 = time.perf_counter(), time.process_time()
                 est.fit(X_train, y_train)
-                fit_s[i, k] = time.perf_counter() - t0
+                fit_s[i, k], cpu_s = time.perf_counter() - t0, time.process_time() - c0
                 scores[i, k] = scorer(est, X_test, y_test)
-                store.add(name, float(scores[i, k]), float(fit_s[i, k]),
-                          time.process_time() - c0)
+                store.add(name, params, float(scores[i, k]), float(fit_s[i, k]), cpu_s)
 
         means = scores.mean(axis=1)
         # GridSearchCV's rank_test_score (NaN ranked below the worst) and best_index_ (the

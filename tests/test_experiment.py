@@ -420,13 +420,16 @@ def test_run_status_counts_the_records_of_the_current_config(tmp_path):
     assert all(c > 0 for c in cpu) and mss["mean_cpu_s"] == pytest.approx(np.mean(cpu))
     assert all(r["recorded"] == 0 for m, r in rows.items() if m != "MSSBoost")
     # the fit seconds a not-yet-recorded run's grid search checkpoint holds are done
-    from mlkit.experiment import checkpoint_path
+    from mlkit.experiment import checkpoint_path, planned_runs
 
-    third = next((tmp_path / "runs").rglob("r01-f00.json")).with_name("r02-f00.json")
-    checkpoint_path(third).write_text(json.dumps(
-        {"cells": {"a|0": {"fit_s": 0.25 * np.mean(fits)}}}))
-    rows = {r["method"]: r for r in run_status(spec, tmp_path)}
-    assert rows["MSSBoost"]["left_s"] == pytest.approx(0.75 * np.mean(fits))
+    [(key, third)] = [(k, p) for k, p in planned_runs(spec, tmp_path)
+                      if "MSSBoost" in str(p) and p.name == "r02-f00.json"]
+    cell = {"score": 0.5, "fit_s": 0.25 * np.mean(fits), "cpu_s": 0.1}
+    for made_under, done in [(f"{key}:data:kernels", 0.25), ("another-key:data", 0.0)]:
+        checkpoint_path(third).write_text(json.dumps(
+            {"format": 2, "key": made_under, "identity": "i", "cells": {"a|0": cell}}))
+        rows = {r["method"]: r for r in run_status(spec, tmp_path)}
+        assert rows["MSSBoost"]["left_s"] == pytest.approx((1 - done) * np.mean(fits))
     checkpoint_path(third).unlink()
     # a record whose key is not the current one is not counted
     record = next((tmp_path / "runs").rglob("*.json"))

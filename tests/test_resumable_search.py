@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import make_classification
-from sklearn.metrics import accuracy_score, make_scorer
+from sklearn.metrics import accuracy_score, balanced_accuracy_score, make_scorer
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.svm import SVC
 
@@ -42,9 +42,9 @@ def _searches(checkpoint, **kw):
 def _same(plain, ours, X):
     assert ours.best_index_ == plain.best_index_
     assert ours.best_params_ == plain.best_params_
-    assert ours.best_score_ == plain.best_score_
+    np.testing.assert_equal(ours.best_score_, plain.best_score_)        # NaN == NaN
     for name in ["mean_test_score", "std_test_score", "rank_test_score",
-                 "split0_test_score", "split2_test_score"]:
+                 "split0_test_score", "split1_test_score", "split2_test_score"]:
         np.testing.assert_array_equal(ours.cv_results_[name], plain.cv_results_[name])
     assert list(ours.cv_results_["params"]) == list(plain.cv_results_["params"])
     np.testing.assert_array_equal(ours.decision_function(X), plain.decision_function(X))
@@ -134,30 +134,105 @@ def test_an_interrupted_search_fits_only_the_folds_it_had_not_finished(tmp_path,
     assert resumed.best_params_ == plain.best_params_
 
 
-@pytest.mark.parametrize("change", ["key", "grid", "folds", "estimator"])
+class _SameParamsOtherClass(SVC):
+    pass
+
+
+@pytest.mark.parametrize("change", ["key", "grid", "folds", "estimator", "class", "scorer",
+                                    "data", "labels"])
 def test_a_checkpoint_of_another_search_is_not_reused(tmp_path, data, change):
     X, y = data
     ckpt = tmp_path / "c"
     ResumableGridSearchCV(SVC(), GRID, cv=KFold(3, shuffle=True, random_state=0),
                           scoring=SCORER, checkpoint=ckpt, checkpoint_key="a").fit(X, y)
-    other = {"key": dict(checkpoint_key="b"), "grid": {}, "folds": {}, "estimator": {}}[change]
     grid = {"C": [0.1, 1.0, 10.0], "gamma": [0.02, 0.1, 1.0]} if change == "grid" else GRID
     cv = KFold(3, shuffle=True, random_state=1 if change == "folds" else 0)
-    est = SVC(tol=1e-4) if change == "estimator" else SVC()
-    again = ResumableGridSearchCV(est, grid, cv=cv, scoring=SCORER, checkpoint=ckpt,
-                                  **({"checkpoint_key": "a"} | other)).fit(X, y)
+    est = {"estimator": SVC(tol=1e-4), "class": _SameParamsOtherClass()}.get(change, SVC())
+    scoring = make_scorer(balanced_accuracy_score) if change == "scorer" else SCORER
+    X = X + 1e-9 if change == "data" else X
+    y = np.r_[1 - y[:1], y[1:]] if change == "labels" else y
+    again = ResumableGridSearchCV(est, grid, cv=cv, scoring=scoring, checkpoint=ckpt,
+                                  checkpoint_key="b" if change == "key" else "a").fit(X, y)
     # the folds of the candidates both grids hold are the same fits: a changed grid reuses
     # them (6 candidates x 3 folds); anything else starts afresh
     assert again.n_resumed_ == (6 * 3 if change == "grid" else 0)
 
 
-def test_a_corrupt_checkpoint_starts_afresh(tmp_path, data):
+@pytest.mark.parametrize("content", ["{truncated", "[]", "null", '{"format": 2}', "MALFORMED"])
+def test_a_corrupt_checkpoint_starts_afresh(tmp_path, data, content):
     X, y = data
     ckpt = tmp_path / "c"
-    ckpt.write_text("{truncated")
+    if content == "MALFORMED":              # the right search, a cell without its score
+        _searches(ckpt)[1].fit(X, y)
+        stored = json.loads(ckpt.read_text())
+        del next(iter(stored["cells"].values()))["score"]
+        content = json.dumps(stored)
+    ckpt.write_text(content)
     plain, ours = _searches(ckpt)
     _same(plain.fit(X, y), ours.fit(X, y), X)
     assert ours.n_resumed_ == 0
+
+
+class _Typed(ClassifierMixin, BaseEstimator):
+    """SVC whose C depends on the type of ``k``: 3 gives C=0.01, the string "3" C=100."""
+
+    def __init__(self, k=3):
+        self.k = k
+
+    def fit(self, X, y):
+        self.svc_ = SVC(C=100.0 if isinstance(self.k, str) else 0.01).fit(X, y)
+        self.classes_ = self.svc_.classes_
+        return self
+
+    def predict(self, X):
+        return self.svc_.predict(X)
+
+
+def test_grid_points_that_print_alike_are_kept_apart(tmp_path, data):
+    """np.int64(3) and the string "np.int64(3)" print the same in JSON-with-repr; the
+    checkpoint names grid points by a hash of their values and types."""
+    X, y = data
+    grid = {"k": [np.int64(3), "np.int64(3)"]}
+    cv = KFold(3, shuffle=True, random_state=0)
+    plain = GridSearchCV(_Typed(), grid, cv=cv, scoring=SCORER).fit(X, y)
+    ours = ResumableGridSearchCV(_Typed(), grid, cv=cv, scoring=SCORER,
+                                 checkpoint=tmp_path / "c").fit(X, y)
+    assert ours.n_resumed_ == 0
+    assert len(set(plain.cv_results_["mean_test_score"])) == 2
+    np.testing.assert_array_equal(ours.cv_results_["mean_test_score"],
+                                  plain.cv_results_["mean_test_score"])
+
+
+@pytest.mark.parametrize("scoring", [None, "accuracy", "NAN", "ALL_NAN"])
+def test_other_scorers_and_nan_scores_as_gridsearchcv(tmp_path, data, scoring):
+    """A scorer by name or the estimator's own; NaN scores ranked below the others (all
+    NaN: the first grid point), as GridSearchCV ranks them."""
+    X, y = data
+    if scoring in ("NAN", "ALL_NAN"):
+        bad = {"NAN": {0.1, 10.0}, "ALL_NAN": {0.1, 1.0, 10.0}}[scoring]
+
+        def score(est, X_, y_):
+            return np.nan if est.C in bad else accuracy_score(y_, est.predict(X_))
+        scoring = score
+    cv = KFold(3, shuffle=True, random_state=2)
+    plain = GridSearchCV(SVC(), GRID, cv=cv, scoring=scoring).fit(X, y)
+    for attempt in range(2):                                 # fresh, then resumed
+        ours = ResumableGridSearchCV(SVC(), GRID, cv=cv, scoring=scoring,
+                                     checkpoint=tmp_path / "c").fit(X, y)
+        assert ours.n_resumed_ == 27 * attempt
+        _same(plain, ours, X)
+
+
+def test_what_a_checkpointed_search_cannot_take_is_said(tmp_path, data):
+    X, y = data
+    search = ResumableGridSearchCV(SVC(), GRID, cv=3, checkpoint=tmp_path / "c")
+    with pytest.raises(ValueError, match="takes no fit parameters"):
+        search.fit(X, y, sample_weight=np.ones(len(y)))
+    with pytest.raises(ValueError, match="one scorer"):
+        search.set_params(scoring=["accuracy", "f1"]).fit(X, y)
+    with pytest.raises(ValueError, match="error_score='raise'"):
+        search.set_params(scoring=None, error_score=0.0).fit(X, y)
+    assert not (tmp_path / "c").exists()
 
 
 def test_a_killed_run_resumes_its_grid_search_with_the_same_numbers(tmp_path):
@@ -174,17 +249,19 @@ def test_a_killed_run_resumes_its_grid_search_with_the_same_numbers(tmp_path):
     out = tmp_path / "killed"
     proc = subprocess.Popen(args(out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    deadline = time.time() + 120
-    ckpts = []
-    while time.time() < deadline:
-        ckpts = list(out.glob("runs/*/*/*.cv-checkpoint"))
-        if ckpts and len(json.loads(ckpts[0].read_text() or "{}").get("cells", {})) >= 2:
-            break
+    deadline = time.time() + 300
+    cells = 0
+    while time.time() < deadline and cells < 2:
         time.sleep(0.02)
+        for ckpt in out.glob("runs/*/*/*.cv-checkpoint"):
+            try:
+                cells = len(json.loads(ckpt.read_text())["cells"])
+            except (OSError, ValueError):        # gone: the run has finished
+                pass
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert ckpts, "the run should have been killed inside its grid search"
-    assert not list(out.glob("runs/*/*/*.json")), "killed before any record"
+    assert cells >= 2, "the run should have been killed inside its grid search"
+    assert not list(out.glob("runs/*/RSBag*/*.json")), "killed before RSBag's record"
     for cmd_out in (out, tmp_path / "whole"):
         done = subprocess.run(args(cmd_out), capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
@@ -195,3 +272,25 @@ def test_a_killed_run_resumes_its_grid_search_with_the_same_numbers(tmp_path):
     [rsbag] = [r for r in resumed if r["method"] == "RSBag"]
     assert rsbag["resumed_folds"] >= 2
     assert all("resumed_folds" not in r for r in whole)
+
+
+def test_force_leaves_the_checkpoints_of_runs_it_does_not_compute(tmp_path):
+    """``--partial --force`` computes nothing and leaves every checkpoint alone, as does
+    ``--force`` for the runs it leaves out; a computed run's checkpoint goes."""
+    from mlkit.config import load_spec
+    from mlkit.experiment import checkpoint_path, planned_runs, run
+
+    spec = load_spec(FIG4, overrides=["protocol.repeats=1",
+                                      "methods.RSBag.params.n_estimators=5",
+                                      "methods.RSBag.grid={rd: [0.1, 0.3]}",
+                                      "methods.RSBag.grid_folds=2",
+                                      "methods.RSBag.grid_metric=hamming_error"])
+    [ckpt] = [checkpoint_path(p) for _, p in planned_runs(spec, tmp_path) if "RSBag" in str(p)]
+    ckpt.parent.mkdir(parents=True)
+    ckpt.write_text("{}")
+    run(spec, tmp_path, force=True, compute=False)
+    assert ckpt.exists()
+    run(spec, tmp_path, force=True, only=lambda d, m, s: m != "RSBag")
+    assert ckpt.exists()
+    done = run(spec, tmp_path, force=True, only=lambda d, m, s: m == "RSBag")
+    assert done.computed == 1 and not ckpt.exists()
