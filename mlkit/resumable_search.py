@@ -174,8 +174,7 @@ class ResumableGridSearchCV(GridSearchCV):
         # parameters, hashed by value, never by a shortened repr), scorer, data and folds
         identity = joblib_hash((type(base).__module__, type(base).__qualname__,
                                 _params_hash(base.get_params(deep=False)), _hashed(scorer),
-                                _by_value(X), _by_value(y),
-                                [(train, test) for train, test in folds]))
+                                _by_value(X), _by_value(y), folds))
         store = _FoldScores(self.checkpoint, self.checkpoint_key, identity)
 
         scores = np.empty((len(candidates), len(folds)))
