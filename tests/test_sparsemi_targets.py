@@ -230,6 +230,31 @@ def test_claims_2_and_3_judge_the_gap_at_10_xvs_and_tst_comparability(monkeypatc
     assert "(largest at 10: no)" in res.measured and not res.passed
 
 
+def test_claims_compare_methods_over_the_same_repetitions(monkeypatch):
+    """While a run is in progress one method may have a repetition more than another: the
+    claims compare them over the repetitions both have, accuracy and XVs alike."""
+    from mlkit.papers.sparsemi import claims
+    from mlkit.targets import resolve_target
+
+    rows = {("corel10", "SparseMI"): ([90, 80], 100),
+            ("corel10", "MI-Kernel"): ([90, 80, 20], 300),
+            ("corel10", "MILES"): ([85, 75, 99, 99], 400)}
+    recs = _records(rows)
+    recs[-1]["model"]["n_xv"] = 10 ** 6          # MILES's 4th repetition: not compared
+    monkeypatch.setattr(claims, "_saved", lambda art: (
+        resolve_target(f"sparsemi/{art}"), recs, f"results/sparsemi/{art}", False)
+        if art == "table1" else (None,) * 4)
+    # MI-Kernel's third repetition (20 %) would put it at 63.33, below SparseMI's 85
+    res = claims.claim_1()
+    assert "corel10: 85.00 vs 85.00 (100 vs 300 XVs)" in res.measured
+    res = claims.claim_3()
+    assert "corel10: 85.00 vs 80.00 (100 vs 400 XVs)" in res.measured
+    # with no repetition in common, nothing is compared
+    recs = [r for r in _records(rows) if not (r["method"] == "SparseMI" and r["repeat"] < 2)]
+    recs += _records({("corel10", "SparseMI"): ([0, 0, 0, 0, 90], 100)})[4:]
+    assert claims.claim_1().passed is None
+
+
 def test_claims_pair_repetitions_not_folds():
     """The paper's paired t-tests are "on the differences over ten runs": on MUSK a run is a
     10-fold CV, so the claims compare its fold means, one value per repetition, paired

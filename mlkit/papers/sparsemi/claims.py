@@ -39,15 +39,26 @@ def _acc(records, dataset, method, spec):
                              "accuracy", 100, n_folds=folds_per_repeat(spec, dataset))
 
 
+def _compared(records, dataset, methods, spec):
+    """[{repeat: accuracy %}] of ``methods`` on ``dataset`` restricted to the repetitions all
+    of them have complete, and those repetitions: while a run is in progress a claim compares
+    the methods over the same repetitions (a finished run: all of them)."""
+    accs = [_acc(records, dataset, m, spec) for m in methods]
+    common = set.intersection(*(set(a) for a in accs))
+    return [{k: v for k, v in a.items() if k in common} for a in accs], common
+
+
 def _mean(values):
     """The mean of {repeat: value}."""
     return float(np.mean(list(values.values())))
 
 
-def _mean_xv(records, dataset, method):
-    """The mean number of expansion vectors of ``method``'s runs on ``dataset``."""
+def _mean_xv(records, dataset, method, repeats):
+    """The mean number of expansion vectors of ``method``'s runs on ``dataset`` in the
+    repetitions ``repeats``."""
     return float(np.mean([r["model"].get("n_xv", np.nan) for r in records
-                          if r["dataset"] == dataset and r["method"] == method]))
+                          if r["dataset"] == dataset and r["method"] == method
+                          and r["repeat"] in repeats]))
 
 
 def paired_worse(a, b, alpha):
@@ -83,11 +94,11 @@ def claim_1():
     th = own.thresholds
     parts, ok = [], True
     for ds in sorted({r["dataset"] for r in records}):
-        s, k = _acc(records, ds, "SparseMI", spec), _acc(records, ds, "MI-Kernel", spec)
-        if not len(s) or not len(k):
+        (s, k), reps = _compared(records, ds, ("SparseMI", "MI-Kernel"), spec)
+        if not reps:
             continue
         gap = th["mikernel_gap_musk2"] if ds == "musk2" else th["mikernel_gap"]
-        nx = [_mean_xv(records, ds, m) for m in ("SparseMI", "MI-Kernel")]
+        nx = [_mean_xv(records, ds, m, reps) for m in ("SparseMI", "MI-Kernel")]
         ok &= bool(_mean(s) >= _mean(k) - gap and nx[0] < nx[1])
         parts.append(f"{ds}: {_mean(s):.2f} vs {_mean(k):.2f} ({nx[0]:.0f} vs {nx[1]:.0f} XVs)")
     if not parts:
@@ -163,8 +174,8 @@ def _fixed_block(records, sets, sizes, spec):
     for ds in sets:
         for n in sizes:
             names = [f"{m} ({n})" if n else m for m in ("SparseMI", "RS", "RSVM")]
-            accs = [_acc(records, ds, m, spec) for m in names]
-            if all(len(a) for a in accs):
+            accs, reps = _compared(records, ds, names, spec)
+            if reps:
                 out.append((ds, n, *[_mean(a) for a in accs]))
     return out
 
@@ -230,10 +241,10 @@ def claim_3():
     th = own.thresholds
     parts, acc_wins, sparse_wins = [], 0, 0
     for ds in sorted({r["dataset"] for r in records}):
-        s, m = _acc(records, ds, "SparseMI", spec), _acc(records, ds, "MILES", spec)
-        if not len(s) or not len(m):
+        (s, m), reps = _compared(records, ds, ("SparseMI", "MILES"), spec)
+        if not reps:
             continue
-        nx = [_mean_xv(records, ds, k) for k in ("SparseMI", "MILES")]
+        nx = [_mean_xv(records, ds, k, reps) for k in ("SparseMI", "MILES")]
         acc_wins += _mean(s) > _mean(m)
         sparse_wins += nx[0] < nx[1]
         parts.append(f"{ds}: {_mean(s):.2f} vs {_mean(m):.2f} ({nx[0]:.0f} vs {nx[1]:.0f} XVs)")
@@ -254,12 +265,12 @@ def claim_3():
     gap_max = own2.thresholds["tst_comparable_gap"]
     short, tst = [], []
     for ds in sorted({r["dataset"] for r in r2}):
-        s = _acc(r2, ds, "SparseMI", spec2)
-        base = [_acc(r2, ds, m, spec2) for m in ("MI-Kernel", "MILES")]
-        if not len(s) or not all(len(b) for b in base):
+        (s, *base, _), reps = _compared(r2, ds, ("SparseMI", "MI-Kernel", "MILES", "mi-SVM"),
+                                         spec2)
+        if not reps:
             continue
-        ours = _mean_xv(r2, ds, "SparseMI")
-        fewest = min(_mean_xv(r2, ds, m) for m in ("mi-SVM", "MI-Kernel", "MILES"))
+        ours = _mean_xv(r2, ds, "SparseMI", reps)
+        fewest = min(_mean_xv(r2, ds, m, reps) for m in ("mi-SVM", "MI-Kernel", "MILES"))
         gap = float(np.mean([_mean(b) for b in base]) - _mean(s))
         tst.append(ds)
         if gap > gap_max or ours >= fewest:
