@@ -95,10 +95,15 @@ def test_cv_spread_is_over_repetitions_each_the_mean_of_its_folds(tmp_path):
     assert "on musk1 (k-fold CV) over its complete repetitions, each the mean of its k " \
            "folds" in md
     assert out.figures["accuracy.musk1.MI-Kernel"] == pytest.approx(means.mean())
-    # a repetition still in progress (one fold of three) is left out
-    _render(tmp_path, _spec({}, cv), recs + [_rec("musk1", 0.0, 10, 3)])
+    # a repetition still in progress (one fold of three) is left out of every cell: the
+    # accuracy, the runs it counts, and the extras and fit time it averages
+    busy = _rec("musk1", 0.0, 1000, 3)
+    busy["timings"]["fit_s"] = 100.0
+    _render(tmp_path, _spec({}, cv), recs + [busy])
     row = _cells((tmp_path / "table.md").read_text())[("musk1", "MI-Kernel")]
     assert row["accuracy (ours)"] == format_mean_ci(means.mean(), means.std(ddof=1), 2)
+    assert row["runs"] == "9" and row["n_xv (ours)"] == "10.0"
+    assert float(row["fit s"]) == pytest.approx(1.0)
     # a single k-fold CV has no repetitions to spread over: its folds
     _render(tmp_path, _spec({}, cv), [r for r in recs if r["repeat"] == 0])
     row = _cells((tmp_path / "table.md").read_text())[("musk1", "MI-Kernel")]

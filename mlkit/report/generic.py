@@ -23,7 +23,7 @@ from .summaries import plot_curves
 from .tables import format_mean_ci, write_table
 
 __all__ = ["MetricTableOptions", "render_metric_table", "metric_rows", "row_values",
-           "over_runs"]
+           "counted_records", "over_runs"]
 
 
 class MetricTableOptions(BaseModel):
@@ -46,14 +46,37 @@ def _spread(values, how):
     return mean_confidence_interval(values)
 
 
+def counted_records(records, n_folds=1):
+    """The records a table row counts: with a k-fold CV (``n_folds`` > 1) and two or more
+    complete repetitions, the folds of the complete repetitions only, so that a repetition
+    still in progress moves neither the metric nor the runs, fit-time and extras cells
+    beside it; otherwise all of them (a single CV, or fewer than two repetitions complete).
+
+    Examples
+    --------
+    >>> recs = [{"repeat": r, "fold": f} for r, f in [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)]]
+    >>> [(r["repeat"], r["fold"]) for r in counted_records(recs, n_folds=2)]
+    [(0, 0), (0, 1), (1, 0), (1, 1)]
+    """
+    if n_folds <= 1:
+        return list(records)
+    folds = {}
+    for r in records:
+        folds[r["repeat"]] = folds.get(r["repeat"], 0) + 1
+    complete = {k for k, n in folds.items() if n >= n_folds}
+    if len(complete) < 2:
+        return list(records)
+    return [r for r in records if r["repeat"] in complete]
+
+
 def row_values(records, metric, scale=1.0, n_folds=1):
     """The values a table row's mean ± spread is over: one per complete repetition
     (:func:`~mlkit.experiment.repetition_values`: a k-fold CV repetition counts as the mean
     of its ``n_folds`` folds); while fewer than two repetitions of a k-fold CV are complete
-    (a single CV, or a long run in progress), its recorded folds."""
+    (a single CV, or a long run in progress), its recorded folds (:func:`counted_records`)."""
     values = list(repetition_values(records, metric, scale, n_folds).values())
     if n_folds > 1 and len(values) < 2:
-        values = [scale * r["metrics"][metric] for r in records]
+        values = [scale * r["metrics"][metric] for r in counted_records(records, n_folds)]
     return np.array(values, dtype=float)
 
 
@@ -65,7 +88,7 @@ def over_runs(result):
         return "runs"
     return (f"runs; on {', '.join(cv)} (k-fold CV) over its complete repetitions, each the "
             "mean of its k folds, or over its folds while fewer than two repetitions are "
-            "complete; the runs column counts their folds")
+            "complete; the runs, fit s and other columns count the same folds")
 
 
 def _paper_cell(pv, digits):
@@ -99,6 +122,7 @@ def metric_rows(result, spec, opts):
                 row["role"] = ds.role
             row["method"] = m.display
             n_folds = folds_per_repeat(run_spec, ds.display)
+            recs = counted_records(recs, n_folds)
             for metric in run_spec.metrics:
                 label = METRICS.entry(metric).meta.get("label", metric)
                 mean, half = _spread(row_values(recs, metric, opts.scale, n_folds),
