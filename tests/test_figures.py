@@ -168,3 +168,18 @@ def test_counts_of_models_get_integer_ticks(drawn):
         for ax in drawn[name].axes:
             locs = [x for x in ax.get_xticks() if ax.get_xlim()[0] <= x <= ax.get_xlim()[1]]
             assert locs and np.allclose(locs, np.round(locs)), (name, locs)
+
+
+def test_saving_the_same_figure_twice_writes_the_same_bytes(tmp_path):
+    """No timestamp in the files: a re-render of unchanged results changes nothing in git."""
+    from mlkit.report import new_figure, save_figure
+
+    def draw(out):
+        fig, axes = new_figure(1)
+        axes[0].plot([0, 1, 2], [1, 0, 2])
+        return save_figure(fig, out, "fig", caption="toy (synthetic data)")
+
+    first = {p.suffix: p.read_bytes() for p in draw(tmp_path / "a")}
+    second = {p.suffix: p.read_bytes() for p in draw(tmp_path / "b")}
+    assert set(first) == {".png", ".pdf"} and first == second
+    assert b"/CreationDate" not in first[".pdf"]      # else equal only within one second

@@ -75,6 +75,7 @@ def _add_caption(fig, caption):
 
 def save_figure(fig, out_dir, name, caption=None):
     """Save ``fig`` as ``<name>.png`` (150 dpi) and ``<name>.pdf`` atomically; close it.
+    The files carry no timestamp: re-rendering the same figure rewrites the same bytes.
 
     ``caption`` (the data's provenance) is written under the axes in small type, with
     the layout shrunk so that it overlaps no tick or axis label.
@@ -87,8 +88,10 @@ def save_figure(fig, out_dir, name, caption=None):
     paths = []
     for ext in ("png", "pdf"):
         target = out_dir / f"{name}.{ext}"
+        # no creation date in the PDF: the same figure gives the same bytes on a re-render
+        meta = {"CreationDate": None} if ext == "pdf" else None
         with atomic_path(target) as tmp:
-            fig.savefig(tmp, format=ext, dpi=150)
+            fig.savefig(tmp, format=ext, dpi=150, metadata=meta)
         paths.append(target)
     if KEEP_OPEN is not None:
         fig.set_label(name)
