@@ -14,6 +14,7 @@ import logging
 import time
 import warnings
 import zlib
+from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ from .resumable_search import CHECKPOINT_SUFFIX, ResumableGridSearchCV, read_che
 __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest_records",
            "method_seed", "build_estimator", "fit_method", "numerics_revision", "planned_runs",
            "check_parallel", "validation_search", "repetition_values",
-           "folds_per_repeat"]
+           "complete_repeats", "folds_per_repeat"]
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +154,17 @@ def repetition_values(records, metric, scale=1.0, n_folds=1):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)      # a repetition of NaN folds
         return {k: scale * float(np.nanmean(np.asarray(by_repeat[k], dtype=float)))
-                for k in sorted(by_repeat) if len(by_repeat[k]) >= n_folds}
+                for k in complete_repeats(records, n_folds)}
+
+
+def complete_repeats(records, n_folds=1):
+    """The repetitions (``repeat`` of the records) with all ``n_folds`` folds recorded, in
+    order: the ones :func:`repetition_values` reports and a table counts.
+
+    >>> complete_repeats([{"repeat": r} for r in (1, 0, 1, 2, 0)], n_folds=2)
+    [0, 1]
+    """
+    return sorted(k for k, n in Counter(r["repeat"] for r in records).items() if n >= n_folds)
 
 
 def _seed(entropy, *spawn_key):

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..experiment import folds_per_repeat, repetition_values
+from ..experiment import complete_repeats, folds_per_repeat, repetition_values
 from ..metrics import mean_confidence_interval
 from ..registry import METRICS
 from ..targets import Rendered, register_renderer
@@ -58,13 +58,8 @@ def counted_records(records, n_folds=1):
     >>> [(r["repeat"], r["fold"]) for r in counted_records(recs, n_folds=2)]
     [(0, 0), (0, 1), (1, 0), (1, 1)]
     """
-    if n_folds <= 1:
-        return list(records)
-    folds = {}
-    for r in records:
-        folds[r["repeat"]] = folds.get(r["repeat"], 0) + 1
-    complete = {k for k, n in folds.items() if n >= n_folds}
-    if len(complete) < 2:
+    complete = set(complete_repeats(records, n_folds))
+    if n_folds <= 1 or len(complete) < 2:
         return list(records)
     return [r for r in records if r["repeat"] in complete]
 
@@ -73,10 +68,10 @@ def row_values(records, metric, scale=1.0, n_folds=1):
     """The values a table row's mean ± spread is over: one per complete repetition
     (:func:`~mlkit.experiment.repetition_values`: a k-fold CV repetition counts as the mean
     of its ``n_folds`` folds); while fewer than two repetitions of a k-fold CV are complete
-    (a single CV, or a long run in progress), its recorded folds (:func:`counted_records`)."""
+    (a single CV, or a long run in progress), its recorded folds."""
     values = list(repetition_values(records, metric, scale, n_folds).values())
     if n_folds > 1 and len(values) < 2:
-        values = [scale * r["metrics"][metric] for r in counted_records(records, n_folds)]
+        values = [scale * r["metrics"][metric] for r in records]
     return np.array(values, dtype=float)
 
 
