@@ -19,6 +19,8 @@ from mlkit.methods.mi.miles import fit_l1_svm, miles_embedding
 from mlkit.methods.mi.misvm import group_slack_svm
 from mlkit.methods.mi.reduced import _project, reduced_set
 
+from .conftest import CONFIGS
+
 ALL = [miSVM(C=1), MISVM(C=10, qp_tol=1e-6), MIKernel(C=10), MILES(C=10), RS(n_xv=20, C=10),
        RSVM(n_xv=20, C=10, random_state=0)]
 IDS = [type(e).__name__ for e in ALL]
@@ -229,6 +231,54 @@ def test_l1_svm_falls_back_when_the_simplex_gives_up(monkeypatch):
     with pytest.raises(SolverError, match="every HiGHS solver: numerical trouble"):
         fit_l1_svm(S, y, C=3.0, mu=0.5)
 
+
+
+def test_l1_svm_survives_a_cycling_simplex_on_corel20(data_mirror, monkeypatch):
+    """COREL-20 split 6, grid point C = 1, gamma = 1 on inner fold 3, the ninth class (column 8) vs the rest: one
+    restricted LP makes HiGHS's dual simplex without presolve cycle (uncapped, it never
+    ends). Every attempt carries the iteration cap, so that attempt stops and the next
+    setting solves the LP; the fit reaches the optimum of the LP on all of S."""
+    import mlkit.methods.mi.miles as miles
+    from mlkit.config import load_spec
+    from mlkit.datasets import load_dataset
+    from mlkit.experiment import build_estimator, make_splits
+
+    monkeypatch.setenv("MLKIT_DATA_MIRROR", str(data_mirror))
+    spec = load_spec(CONFIGS / "sparsemi" / "table1.yaml")
+    ds = next(d for d in spec.datasets if d.display == "corel20")
+    data = load_dataset(ds.name)
+    split = make_splits(data, ds.protocol_over(spec.protocol))[5]
+    search = build_estimator(ds.method_as_run(next(m for m in spec.methods
+                                                     if m.display == "MILES")), split)
+    train = data.subset(split.train)
+    inner = list(search.cv.split(np.zeros((len(train.target), 1)), train.target))[2][0]
+    model = clone(search.estimator).set_params(C=1.0, gamma=1.0)
+    seen = {}
+    monkeypatch.setattr(MILES, "_fit", lambda self, X, offsets, Y: seen.update(
+        X=X, offsets=offsets, Y=Y))
+    with pytest.raises(AttributeError):           # no expansion: only _fit's inputs wanted
+        model.fit([train.inputs[i] for i in inner], train.target[inner])
+    S = miles_embedding(seen["X"], seen["offsets"], seen["X"], model.gamma_)
+    y = seen["Y"][:, 8]
+
+    attempts = []
+
+    def recorded(*args, options, **kw):
+        assert options["maxiter"] == miles._LP_MAXITER * sum(kw["A_ub"].shape)
+        res = linprog(*args, options=options, **kw)
+        attempts.append((kw["method"], options["presolve"], res.status))
+        return res
+
+    monkeypatch.setattr(miles, "linprog", recorded)
+    w, b = fit_l1_svm(S, y, C=1.0, mu=0.5)
+    assert ("highs-ds", False, 1) in attempts        # the cycling LP hit the cap ...
+    assert attempts[attempts.index(("highs-ds", False, 1)) + 1] == ("highs-ds", True, 0)
+    m, n = S.shape
+    A = np.hstack([-y[:, None] * S, y[:, None] * S, -np.eye(m), -y[:, None]])
+    full = linprog(np.r_[np.ones(2 * n), np.full(m, 0.5), 0.0], A_ub=A, b_ub=-np.ones(m),
+                   bounds=[(0, None)] * (2 * n + m) + [(None, None)], method="highs")
+    objective = np.abs(w).sum() + 0.5 * np.maximum(0.0, 1.0 - y * (S @ w + b)).sum()
+    assert objective == pytest.approx(full.fun, rel=1e-7)   # ... and the fit is optimal
 
 def test_rs_approaches_the_dense_mikernel_solution(problem):
     bags, y, test, _ = problem
