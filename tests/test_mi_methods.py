@@ -175,25 +175,30 @@ def test_miles_is_sparse_linear_on_the_embedding(problem):
     assert 0 < model.n_xv_ < sum(len(b) for b in bags) / 4       # the 1-norm selects few
 
 
+def _full_l1_svm_lp(S, y, cost_xi):
+    """The 1-norm SVM LP on all of S, solved directly by HiGHS, and the primal objective
+    of a (w, b) on it: the independent reference for :func:`fit_l1_svm`."""
+    m, n = S.shape
+    A = np.hstack([-y[:, None] * S, y[:, None] * S, -np.eye(m), -y[:, None]])
+    full = linprog(np.r_[np.ones(2 * n), cost_xi, 0.0], A_ub=A, b_ub=-np.ones(m),
+                   bounds=[(0, None)] * (2 * n + m) + [(None, None)], method="highs")
+
+    def objective(w, b):
+        return np.abs(w).sum() + cost_xi @ np.maximum(0.0, 1.0 - y * (S @ w + b))
+
+    return full, objective
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_l1_svm_generation_reaches_the_full_lp_optimum(seed):
     """Row/column generation (small batches: many rounds, drops) vs the LP on all of S."""
     rng = np.random.default_rng(seed)
     S = rng.random((120, 300)) ** 4
     y = np.where(S[:, :5].sum(axis=1) + 0.3 * rng.normal(size=120) > 0.5, 1.0, -1.0)
-    m, n = S.shape
-    cost_xi = 3.0 * np.where(y > 0, 0.3, 0.7)
-    A = np.hstack([-y[:, None] * S, y[:, None] * S, -np.eye(m), -y[:, None]])
-    bounds = [(0, None)] * (2 * n + m) + [(None, None)]
-    full = linprog(np.r_[np.ones(2 * n), cost_xi, 0.0], A_ub=A, b_ub=-np.ones(m),
-                   bounds=bounds, method="highs")
-
-    def objective(w, b):
-        return np.abs(w).sum() + cost_xi @ np.maximum(0.0, 1.0 - y * (S @ w + b))
-
+    full, objective = _full_l1_svm_lp(S, y, 3.0 * np.where(y > 0, 0.3, 0.7))
     w, b = fit_l1_svm(S, y, C=3.0, mu=0.3, batch=10)
     assert objective(w, b) == pytest.approx(full.fun, rel=1e-7)
-    assert np.count_nonzero(w) <= m          # a vertex: at most one weight per constraint
+    assert np.count_nonzero(w) <= len(y)          # a vertex: at most one weight per constraint
 
 
 def test_l1_svm_falls_back_when_the_simplex_gives_up(monkeypatch):
@@ -232,12 +237,12 @@ def test_l1_svm_falls_back_when_the_simplex_gives_up(monkeypatch):
         fit_l1_svm(S, y, C=3.0, mu=0.5)
 
 
-
 def test_l1_svm_survives_a_cycling_simplex_on_corel20(data_mirror, monkeypatch):
-    """COREL-20 split 6, grid point C = 1, gamma = 1 on inner fold 3, the ninth class (column 8) vs the rest: one
-    restricted LP makes HiGHS's dual simplex without presolve cycle (uncapped, it never
-    ends). Every attempt carries the iteration cap, so that attempt stops and the next
-    setting solves the LP; the fit reaches the optimum of the LP on all of S."""
+    """COREL-20 split 6, grid point C = 1, gamma = 1 on inner fold 3, the ninth class
+    (column 8) vs the rest: one restricted LP makes HiGHS's dual simplex without presolve
+    cycle (uncapped, it never ends). Every attempt carries the iteration cap, so that
+    attempt stops and the next setting solves the LP; the fit reaches the optimum of the LP
+    on all of S."""
     import mlkit.methods.mi.miles as miles
     from mlkit.config import load_spec
     from mlkit.datasets import load_dataset
@@ -273,12 +278,9 @@ def test_l1_svm_survives_a_cycling_simplex_on_corel20(data_mirror, monkeypatch):
     w, b = fit_l1_svm(S, y, C=1.0, mu=0.5)
     assert ("highs-ds", False, 1) in attempts        # the cycling LP hit the cap ...
     assert attempts[attempts.index(("highs-ds", False, 1)) + 1] == ("highs-ds", True, 0)
-    m, n = S.shape
-    A = np.hstack([-y[:, None] * S, y[:, None] * S, -np.eye(m), -y[:, None]])
-    full = linprog(np.r_[np.ones(2 * n), np.full(m, 0.5), 0.0], A_ub=A, b_ub=-np.ones(m),
-                   bounds=[(0, None)] * (2 * n + m) + [(None, None)], method="highs")
-    objective = np.abs(w).sum() + 0.5 * np.maximum(0.0, 1.0 - y * (S @ w + b)).sum()
-    assert objective == pytest.approx(full.fun, rel=1e-7)   # ... and the fit is optimal
+    full, objective = _full_l1_svm_lp(S, y, np.full(len(y), 0.5))
+    assert objective(w, b) == pytest.approx(full.fun, rel=1e-7)   # ... and it is optimal
+
 
 def test_rs_approaches_the_dense_mikernel_solution(problem):
     bags, y, test, _ = problem
