@@ -28,6 +28,7 @@ from sklearn.utils import indexable
 from sklearn.utils.metaestimators import _safe_split
 
 from ._io import read_json, write_json
+from .kernels import shared_work
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ class ResumableGridSearchCV(GridSearchCV):
     estimator, param_grid, scoring, cv, error_score
         As ``GridSearchCV``'s (``scoring``: one scorer).
     checkpoint : path or None
-        The file of fold scores; None: plain ``GridSearchCV``. The file is written after
+        The file of fold scores; None: kept in memory only. The file is written after
         every fold fitted and left in place (the caller removes it once the run's result is
         saved).
     checkpoint_key : str
@@ -130,10 +131,14 @@ class ResumableGridSearchCV(GridSearchCV):
         estimator (class or parameters), scorer, data or folds, is not reused; one whose
         grid changed keeps the folds of the grid points both grids hold (the same fits).
 
-    With a checkpoint it takes no fit parameters (``sample_weight``, ``groups``) and
-    ignores scikit-learn's callbacks; ``cv_results_`` holds the params, the fold, mean and
-    std test scores, their rank and the mean fit time (not the ``param_*`` columns or the
-    score times).
+    The folds are fitted one after the other, every grid point of a fold inside one
+    :func:`mlkit.kernels.shared_work` scope: what the estimators compute with ``shared=True``
+    (distances between a fold's instances, a set kernel per gamma) is computed once per fold,
+    not once per grid point, with the same numbers. Given fit parameters (``sample_weight``,
+    ``groups``) and no checkpoint, it is plain ``GridSearchCV``; with a checkpoint it takes
+    none. It ignores scikit-learn's callbacks; ``cv_results_`` holds the params, the fold,
+    mean and std test scores, their rank and the mean fit time (fit and scoring of the cell;
+    not the ``param_*`` columns or the score times).
 
     Attributes
     ----------
@@ -152,7 +157,7 @@ class ResumableGridSearchCV(GridSearchCV):
         self.checkpoint_key = checkpoint_key
 
     def fit(self, X, y=None, **params):
-        if self.checkpoint is None:
+        if params and self.checkpoint is None:
             return super().fit(X, y, **params)
         if params:
             raise ValueError(f"ResumableGridSearchCV with a checkpoint takes no fit "
@@ -172,32 +177,38 @@ class ResumableGridSearchCV(GridSearchCV):
         base = clone(self.estimator)
         # what the fold scores depend on, besides the grid point: the estimator (class and
         # parameters, hashed by value, never by a shortened repr), scorer, data and folds
-        identity = joblib_hash((type(base).__module__, type(base).__qualname__,
-                                _params_hash(base.get_params(deep=False)), _hashed(scorer),
-                                _by_value(X), _by_value(y), folds))
+        identity = None if self.checkpoint is None else joblib_hash((
+            type(base).__module__, type(base).__qualname__,
+            _params_hash(base.get_params(deep=False)), _hashed(scorer), _by_value(X),
+            _by_value(y), folds))
         store = _FoldScores(self.checkpoint, self.checkpoint_key, identity)
 
         scores = np.empty((len(candidates), len(folds)))
         fit_s = np.empty_like(scores)
         self.n_resumed_, self.resumed_fit_s_, self.resumed_cpu_s_ = 0, 0.0, 0.0
-        for i, params in enumerate(candidates):
-            for k, (train, test) in enumerate(folds):
-                name = _cell_name(params, k)
-                cell = store.cells.get(name)
-                if cell is not None:
-                    scores[i, k], fit_s[i, k] = cell["score"], cell["fit_s"]
-                    self.n_resumed_ += 1
-                    self.resumed_fit_s_ += cell["fit_s"]
-                    self.resumed_cpu_s_ += cell["cpu_s"]
-                    continue
-                est = clone(base).set_params(**clone(params, safe=False))
-                X_train, y_train = _safe_split(est, X, y, train)
-                X_test, y_test = _safe_split(est, X, y, test, train)
-                t0, c0 = time.perf_counter(), time.process_time()
-                est.fit(X_train, y_train)
-                fit_s[i, k], cpu_s = time.perf_counter() - t0, time.process_time() - c0
-                scores[i, k] = scorer(est, X_test, y_test)
-                store.add(name, params, float(scores[i, k]), float(fit_s[i, k]), cpu_s)
+        # fold by fold: every grid point of a fold fits on the same rows, so what does not
+        # depend on a grid value (distances, a kernel per gamma) is computed once per fold
+        # (mlkit.kernels.shared_work) and released before the next fold
+        for k, (train, test) in enumerate(folds):
+            with shared_work():
+                for i, params in enumerate(candidates):
+                    name = _cell_name(params, k)
+                    cell = store.cells.get(name)
+                    if cell is not None:
+                        scores[i, k], fit_s[i, k] = cell["score"], cell["fit_s"]
+                        self.n_resumed_ += 1
+                        self.resumed_fit_s_ += cell["fit_s"]
+                        self.resumed_cpu_s_ += cell["cpu_s"]
+                        continue
+                    est = clone(base).set_params(**clone(params, safe=False))
+                    X_train, y_train = _safe_split(est, X, y, train)
+                    X_test, y_test = _safe_split(est, X, y, test, train)
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    est.fit(X_train, y_train)
+                    scores[i, k] = scorer(est, X_test, y_test)
+                    # fit and score of the cell (its share of the fold's shared work included)
+                    fit_s[i, k], cpu_s = time.perf_counter() - t0, time.process_time() - c0
+                    store.add(name, params, float(scores[i, k]), float(fit_s[i, k]), cpu_s)
 
         means = scores.mean(axis=1)
         # GridSearchCV's rank_test_score (NaN ranked below the worst) and best_index_ (the

@@ -30,7 +30,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._record import RecordedModel
-from ...kernels import bag_reduce, rbf_kernel
+from ...kernels import active_work, bag_reduce, rbf_kernel, shared_result
 from .._validation import check_bag_labels, check_bags
 
 __all__ = ["MIClassifierBase", "InstanceExpansionMixin", "bag_argmax", "bag_index"]
@@ -67,6 +67,18 @@ def _feature_moments(X):
     sq = np.bincount(cols, weights=(X.data - mean[cols]) ** 2, minlength=d)
     var = (sq + (n - stored) * mean ** 2) / n
     return mean, var
+
+
+def _standardized(X, mean, scale):
+    """((X - mean) / scale, the shift the XVs need when a sparse X cannot be centred).
+
+    A sparse X is only scaled; its kernel with the (centred) XVs is then taken against
+    ``z + mean / scale``, which gives the same distances.
+    """
+    if not sp.issparse(X):
+        return (X - mean) / scale, None
+    X = sp.csr_matrix(X @ sp.diags(1.0 / scale))
+    return X, (mean / scale if np.any(mean) else None)
 
 
 class MIClassifierBase(RecordedModel, ClassifierMixin, BaseEstimator):
@@ -106,7 +118,7 @@ class MIClassifierBase(RecordedModel, ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        X, offsets = check_bags(bags, self)
+        X, offsets = self._stacked(bags)
         self.classes_, Y = check_bag_labels(y, len(offsets) - 1, self)
         self.n_features_in_ = X.shape[1]
         X = self._fit_standardizer(X)
@@ -115,8 +127,30 @@ class MIClassifierBase(RecordedModel, ClassifierMixin, BaseEstimator):
         self.n_xv_ = int(self.expansion_vectors_.shape[0])
         return self
 
+    def _stacked(self, bags, reset_dim=None):
+        """:func:`check_bags` of ``bags``; inside a grid search's fold
+        (:func:`mlkit.kernels.shared_work`) once for every grid point fitted or scored on
+        the same bags (keyed by their values)."""
+        work = active_work()
+        if work is None or not isinstance(bags, (list, tuple)):
+            return check_bags(bags, self, reset_dim=reset_dim)
+        try:
+            key = tuple(work.fingerprint(b) for b in bags)
+        except (TypeError, ValueError):          # not arrays: check_bags says what is wrong
+            return check_bags(bags, self, reset_dim=reset_dim)
+        return shared_result("bags", lambda: check_bags(bags, self, reset_dim=reset_dim),
+                             key, reset_dim)
+
     def _fit_standardizer(self, X):
-        """Learn ``mean_`` and ``scale_`` on the training instances; return them standardised."""
+        """Learn ``mean_`` and ``scale_`` on the training instances; return them standardised
+        (once per fold of a grid search, see :meth:`_stacked`)."""
+        mean, scale, X = shared_result("standardised", lambda: self._standardisation(X), X,
+                                       self.standardize)
+        self.mean_, self.scale_ = mean.copy(), scale.copy()
+        return X
+
+    def _standardisation(self, X):
+        """(mean_, scale_, standardised X) of the training instances X."""
         mean, var = _feature_moments(X)
         scale = np.sqrt(var)
         # a column that is constant up to rounding has zero variance: leave it unscaled
@@ -124,20 +158,13 @@ class MIClassifierBase(RecordedModel, ClassifierMixin, BaseEstimator):
         scale[scale <= 16 * tiny] = 1.0
         if not self.standardize:
             mean, scale = np.zeros_like(mean), np.ones_like(scale)
-        self.mean_ = np.zeros_like(mean) if sp.issparse(X) else mean
-        self.scale_ = scale
-        return self._standardize(X)[0]
+        mean = np.zeros_like(mean) if sp.issparse(X) else mean
+        return mean, scale, _standardized(X, mean, scale)[0]
 
     def _standardize(self, X):
-        """(X - mean_) / scale_, and the shift the XVs need when a sparse X cannot be centred.
-
-        A sparse X is only scaled; its kernel with the (centred) XVs is then taken against
-        ``z + mean_ / scale_``, which gives the same distances.
-        """
-        if not sp.issparse(X):
-            return (X - self.mean_) / self.scale_, None
-        X = sp.csr_matrix(X @ sp.diags(1.0 / self.scale_))
-        return X, (self.mean_ / self.scale_ if np.any(self.mean_) else None)
+        """(X - mean_) / scale_, and the shift the XVs need when a sparse X cannot be centred
+        (see :func:`_standardized`)."""
+        return _standardized(X, self.mean_, self.scale_)
 
     def _resolve_gamma(self, X):
         """``gamma="scale"``: 1 / sum of the per-feature variances of the standardised training
@@ -163,19 +190,38 @@ class MIClassifierBase(RecordedModel, ClassifierMixin, BaseEstimator):
         self.dual_coef_ = np.ascontiguousarray(coef[rows].T)
         self.intercept_ = np.asarray(intercept, dtype=float)
         self.support_ = rows
+        self._hold_training_rows(X)
+
+    def _hold_training_rows(self, X):
+        """Inside a :func:`mlkit.kernels.shared_work` scope (a fold of a grid search), keep
+        the training instances whose rows ``support_`` are the XVs, so that scoring the
+        fold's test bags takes their distances to the XVs from the distances to all training
+        instances, computed once per fold for every grid point's model."""
+        work = active_work()
+        self._shared_rows = None if work is None else work.hold(X)
+
+    def _shared_training_rows(self):
+        """The training instances held by :meth:`_hold_training_rows` in the active scope,
+        or None."""
+        key, work = getattr(self, "_shared_rows", None), active_work()
+        return None if key is None or work is None else work.held(key)
 
     # -- prediction ----------------------------------------------------------------------
     def _prediction_inputs(self, bags):
         """(standardised instances of ``bags``, their offsets, the XVs to take kernels with)."""
         check_is_fitted(self)
-        X, offsets = check_bags(bags, self, reset_dim=self.n_features_in_)
-        X, shift = self._standardize(X)
+        X, offsets = self._stacked(bags, reset_dim=self.n_features_in_)
+        X, shift = shared_result("standardised_as", lambda: self._standardize(X), X,
+                                 self.mean_, self.scale_)
         Z = self.expansion_vectors_ if shift is None else self.expansion_vectors_ + shift
         return X, offsets, Z
 
     def _xv_kernel(self, bags):
         """Kernel between the instances of ``bags`` and the XVs, and the bag offsets."""
         X, offsets, Z = self._prediction_inputs(bags)
+        train = self._shared_training_rows()
+        if train is not None and Z is self.expansion_vectors_:
+            return rbf_kernel(X, train, self.gamma_, shared=True, columns=self.support_), offsets
         return rbf_kernel(X, Z, self.gamma_), offsets
 
     def decision_function(self, bags):
@@ -208,6 +254,23 @@ class InstanceExpansionMixin:
     """
 
     _bag_rule = "mean"
+
+    def decision_function(self, bags):
+        """Bag scores F(X) (see :meth:`MIClassifierBase.decision_function`). Label-mean
+        scores of a model fitted in a grid search's fold take the bags' mean kernel rows
+        against all the fold's training instances from the fold's shared work (once per
+        gamma, for every C) and keep the XVs' columns: the same numbers."""
+        train = self._shared_training_rows() if self._bag_rule == "mean" else None
+        if train is None:
+            return super().decision_function(bags)
+        X, offsets, Z = self._prediction_inputs(bags)
+        if Z is not self.expansion_vectors_:
+            return super().decision_function(bags)
+        A = shared_result("bag_mean_kernel", lambda: bag_reduce(
+            rbf_kernel(X, train, self.gamma_, shared=True), offsets, "mean"),
+            X, train, offsets, float(self.gamma_))
+        F = A[:, self.support_] @ self.dual_coef_.T + self.intercept_
+        return F[:, 0] if F.shape[1] == 1 else F
 
     def _bag_scores(self, K, offsets):
         if self._bag_rule == "mean":            # mean of f over the bag = f of the mean kernel

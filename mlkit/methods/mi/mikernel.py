@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import StrOptions
 
-from ...kernels import bag_reduce, rbf_kernel, set_kernel
+from ...kernels import bag_reduce, rbf_kernel, set_kernel, shared_result
 from ...registry import METHODS
 from ._base import InstanceExpansionMixin, MIClassifierBase, bag_index
 
@@ -66,7 +66,9 @@ def fit_set_kernel_svm(X, offsets, Y, *, gamma, C, normalization="average"):
     intercept : ndarray of shape (n_problems,)
     """
     sizes = np.diff(offsets).astype(float)
-    gram = set_kernel(rbf_kernel(X, gamma=gamma), offsets, offsets)
+    # in a grid search's fold (mlkit.kernels.shared_work): once per gamma, for every C
+    gram = shared_result("set_kernel", lambda: set_kernel(
+        rbf_kernel(X, gamma=gamma, shared=True), offsets, offsets), X, offsets, float(gamma))
     if normalization == "featurespace":
         norms = np.sqrt(np.diag(gram)).copy()
         gram = gram / np.outer(norms, norms)

@@ -18,7 +18,7 @@ from scipy.optimize import linprog
 from sklearn.utils._param_validation import Interval
 
 from ..._errors import SolverError
-from ...kernels import bag_reduce, rbf_kernel
+from ...kernels import bag_reduce, rbf_kernel, shared_result
 from ...registry import METHODS
 from ._base import MIClassifierBase
 
@@ -34,7 +34,7 @@ _CG_BATCH = 100
 _CG_DROP = 0.2
 
 
-def miles_embedding(X, offsets, Z, gamma):
+def miles_embedding(X, offsets, Z, gamma, *, shared=False):
     """The MILES bag embedding: the largest similarity of a bag's instances to each z_k.
 
     .. math:: s(z_k, B_i) = \\max_j \\exp(-\\gamma \\|x_{ij} - z_k\\|^2)
@@ -49,12 +49,18 @@ def miles_embedding(X, offsets, Z, gamma):
     Z : {ndarray, sparse matrix} of shape (n_z, d)
         The instances the bags are compared with (all training instances when fitting).
     gamma : float
+    shared : bool, default=False
+        Inside :func:`mlkit.kernels.shared_work` (a fold of a grid search), compute the
+        embedding once per gamma and the distances once, for every C and mu.
 
     Returns
     -------
     ndarray of shape (n_bags, n_z)
     """
-    return bag_reduce(rbf_kernel(X, Z, gamma), offsets, "max")
+    if not shared:
+        return bag_reduce(rbf_kernel(X, Z, gamma), offsets, "max")
+    return shared_result("miles_embedding", lambda: bag_reduce(
+        rbf_kernel(X, Z, gamma, shared=True), offsets, "max"), X, offsets, Z, float(gamma))
 
 
 #: HiGHS settings tried in turn on the restricted LP: the dual simplex without presolve (a
@@ -230,7 +236,7 @@ class MILES(MIClassifierBase):
         self.standardize = standardize
 
     def _fit(self, X, offsets, Y):
-        S = miles_embedding(X, offsets, X, self.gamma_)
+        S = miles_embedding(X, offsets, X, self.gamma_, shared=True)
         coef = np.zeros((X.shape[0], Y.shape[1]))
         intercept = np.empty(Y.shape[1])
         for c in range(Y.shape[1]):

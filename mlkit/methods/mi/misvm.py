@@ -208,7 +208,7 @@ class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
         self.standardize = standardize
 
     def _fit(self, X, offsets, Y):
-        K = rbf_kernel(X, gamma=self.gamma_)
+        K = rbf_kernel(X, gamma=self.gamma_, shared=True)   # distances once per CV fold
         coef = np.zeros((X.shape[0], Y.shape[1]))
         intercept = np.empty(Y.shape[1])
         self.n_iter_ = np.empty(Y.shape[1], dtype=int)
