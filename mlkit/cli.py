@@ -271,6 +271,42 @@ def _guarded(ctx, log_dir, fn):
         ctx.exit(1)
 
 
+# -- fold ---------------------------------------------------------------------------------
+@cli.command("fold")
+@click.argument("sources", nargs=-1)
+@click.option("--all", "all_targets", is_flag=True, help="Every registered target.")
+@click.option("--quick", is_flag=True, help="The targets' --quick results.")
+def fold_cmd(sources, all_targets, quick):
+    """Fold the per-run record files of targets (or results folders) into their table.
+
+    A target's runs are kept one file each while they are going and folded into the table
+    runs.csv.gz beside its manifest when a render has them all (`mlkit reproduce`); this
+    folds them now, e.g. a long run's so far. SOURCE is a target (paper/artifact) or a
+    results folder.
+    """
+    from .registry import TARGETS
+    from .store import TABLE_NAME, fold_runs
+    from .targets import resolve_target, results_dir
+
+    if all_targets:
+        sources = TARGETS.names()
+    if not sources:
+        raise MlkitError("name at least one target or results folder, or use --all")
+    folders = []
+    for source in sources:
+        path = Path(source)
+        folder = path if path.is_dir() else results_dir(resolve_target(source), quick=quick,
+                                                        runs=True)
+        if folder not in folders:
+            folders.append(folder)
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        n = fold_runs(folder)
+        if n:
+            click.echo(f"folded {n} run record files into {folder / TABLE_NAME}")
+
+
 # -- plot -----------------------------------------------------------------------------------
 @cli.group()
 def plot():

@@ -3,9 +3,10 @@
 One *run* is one method fitted on one training split and evaluated on its test split. Runs
 are independent, so they go to joblib (``--jobs``; any joblib backend, e.g. a Dask cluster
 with ``backend="dask"``), and each finished run is written at once, atomically, to
-``<out>/runs/<method>/r<repeat>-f<fold>.json`` with a key hashing everything that determines
-its numbers. A rerun loads every record whose key matches and computes only the rest, so an
-interrupted reproduction resumes where it stopped; ``force=True`` recomputes everything.
+``<out>/runs/<dataset>/<method>/r<repeat>-f<fold>.json`` with a key hashing everything that
+determines its numbers (:mod:`mlkit.store` folds those files into the folder's table). A
+rerun loads every record whose key matches and computes only the rest, so an interrupted
+reproduction resumes where it stopped; ``force=True`` recomputes everything.
 """
 
 import hashlib
@@ -29,10 +30,11 @@ from ._errors import DataError, MlkitError, RunFailed, did_you_mean
 from ._io import read_json, write_json
 from .config import slug
 from .datasets import load_dataset
-from .manifest import compute_kernels, runs_dir_of
+from .manifest import compute_kernels, invocation_keys, runs_dir_of
 from .metrics import average_precision_score
 from .registry import METHODS, METRICS
 from .resumable_search import CHECKPOINT_SUFFIX, ResumableGridSearchCV, read_checkpoint
+from .store import RunStore
 
 __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest_records",
            "method_seed", "build_estimator", "fit_method", "numerics_revision", "planned_runs",
@@ -357,15 +359,13 @@ def run_status(spec, out_dir, datasets=None, methods=None):
     A record counts only when its key is the one the config and methods make now.
     ``datasets`` / ``methods``: only these (display names)."""
     rows = {}
+    store = RunStore(out_dir)
     for ds, method, _, key, path in _plan(spec, out_dir, datasets, methods):
         row = rows.setdefault((ds.display, method.display), {
             "dataset": ds.display, "method": method.display, "recorded": 0, "planned": 0,
             "fit_s": [], "cpu_s": [], "checkpointed_s": 0.0})
         row["planned"] += 1
-        try:
-            rec = read_json(path)
-        except (OSError, ValueError):
-            rec = {}
+        rec = store.get(path) or {}
         if rec.get("key") != key:                # not recorded: part done in a checkpoint?
             row["checkpointed_s"] += _checkpointed_seconds(checkpoint_path(path), key)
         else:
@@ -701,6 +701,9 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
 
 
 def record_path(out_dir, dataset, method, split):
+    """The file a run's record is written to when it finishes (``runs/<dataset>/<method>/
+    <split>.json`` below ``out_dir``; :class:`mlkit.store.RunStore` reads it there, or from
+    the folder's table once folded)."""
     return (Path(out_dir) / "runs" / slug(dataset.display) / slug(method.display)
             / f"{split.name}.json")
 
@@ -711,31 +714,54 @@ def checkpoint_path(record):
     return Path(record).with_suffix(CHECKPOINT_SUFFIX)
 
 
-def load_records(out_dir, keys=None):
-    """The run records saved under ``out_dir/runs`` (for plots and claims, no retraining).
+def load_records(out_dir, keys=None, include=None):
+    """The run records saved in ``out_dir`` (its table and its ``runs/`` files:
+    :class:`mlkit.store.RunStore`; for plots and claims, no retraining), in the order of
+    their record files' paths.
 
     ``keys``: only the records with these run keys (those of one invocation, as its manifest
-    lists them), so records left by earlier settings never mix in.
+    names them), so records left by earlier settings never mix in. ``include``: read only
+    the files it accepts (``include(path) -> bool``).
     """
-    runs = Path(out_dir) / "runs"
-    if not runs.is_dir():
-        return []
-    records = []
-    for p in sorted(runs.glob("*/*/*.json")):
-        try:
-            rec = read_json(p)
-        except (OSError, ValueError):
-            continue
-        if keys is None or rec.get("key") in keys:
-            records.append(rec)
-    return records
+    records = RunStore(out_dir, include=include).records()
+    return [r for r in records if keys is None or r.get("key") in keys]
 
 
-def manifest_records(out_dir):
-    """The records of the invocation whose ``manifest.json`` is in ``out_dir``."""
+def manifest_records(out_dir, include=None):
+    """The records of the invocation whose ``manifest.json`` is in ``out_dir``: those of its
+    runs' folder whose keys have the digest it keeps
+    (:func:`mlkit.manifest.invocation_keys`): all of them, or those at the runs its config
+    plans. When the folder's records have changed since (a later invocation with other
+    settings rewrote some), it no longer holds exactly that invocation's runs: then every
+    record it holds, said in the log."""
     manifest = read_json(Path(out_dir) / "manifest.json")
-    keys = {r["key"] for r in manifest["runs"]}
-    return load_records(runs_dir_of(manifest, out_dir), keys)
+    folder = runs_dir_of(manifest, out_dir)
+    store = RunStore(folder, include=include)
+    records = store.records()
+    # all of them, or those at the runs its config plans (records of other settings, e.g.
+    # more repetitions or a method dropped since, may be there too)
+    keys = invocation_keys(manifest, {r.get("key") for r in records})
+    if keys is None:
+        planned = [store.get(path) for path in _manifest_plan(manifest, folder)]
+        keys = invocation_keys(manifest, {r.get("key") for r in planned if r is not None})
+    if keys is None:
+        logger.warning("%s: its runs' records changed since its manifest was written; "
+                       "read every record its runs' folder holds", out_dir)
+        return records
+    return [r for r in records if r.get("key") in keys]
+
+
+def _manifest_plan(manifest, folder):
+    """The record paths (in ``folder``) of the runs the config a manifest stores plans on
+    the datasets it ran; none when that config no longer reads as one."""
+    from .config import ExperimentSpec
+
+    try:
+        spec = ExperimentSpec.model_validate(manifest["config"])
+        return [path for _, path in planned_runs(spec, folder,
+                                                 datasets=set(manifest.get("datasets") or {}))]
+    except (KeyError, TypeError, ValueError, MlkitError):
+        return []
 
 
 def check_parallel(jobs, backend, scheduler):
@@ -813,6 +839,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
     check_parallel(jobs, backend, scheduler)
     t_start = time.perf_counter()
     result = RunResult(spec=spec, datasets={})
+    store = RunStore(out_dir)                 # the records saved so far, read when needed
     todo = []
     for ds in spec.datasets:
         try:
@@ -837,11 +864,8 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
                     continue
                 key = _run_key(spec, ds, method, split)
                 path = record_path(out_dir, ds, method, split)
-                if not force and path.is_file():
-                    try:
-                        rec = read_json(path)
-                    except (OSError, ValueError):
-                        rec = None
+                if not force:
+                    rec = store.get(path)
                     # a record made on other data (a loader that changed) is stale; one
                     # from before records carried the data's fingerprint is taken by its key
                     if (rec is not None and rec.get("key") == key

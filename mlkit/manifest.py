@@ -10,9 +10,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import __version__
+from .store import keys_digest
 
 __all__ = ["build_manifest", "compute_kernels", "full_run_wall_time", "git_revision",
-           "machine_name", "package_versions", "runs_dir_of"]
+           "invocation_keys", "machine_name", "package_versions", "runs_dir_of", "runs_index"]
 
 _PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "joblib", "pydantic",
              "click", "pyyaml", "dask", "distributed")
@@ -101,6 +102,42 @@ def git_revision(root=None):
     return rev + ("+dirty" if dirty else "")
 
 
+def runs_index(records):
+    """What a manifest says of the runs of its invocation: their number (``runs_count``),
+    a digest of their keys (``runs_keys_sha256``, :func:`mlkit.store.keys_digest`) and the
+    sum of their fit and predict seconds (``runs_fit_predict_s``). The records themselves
+    are in the table of the runs' folder (:mod:`mlkit.store`)."""
+    ordered = sorted(records, key=lambda r: (r["dataset"], r["method"], r["repeat"],
+                                             r["fold"]))
+    return {"runs_count": len(ordered),
+            "runs_keys_sha256": keys_digest(r["key"] for r in ordered),
+            "runs_fit_predict_s": sum((r["timings"].get("fit_s") or 0)
+                                      + (r["timings"].get("predict_s") or 0)
+                                      for r in ordered)}
+
+
+def invocation_keys(manifest, *candidates):
+    """The run keys of the invocation whose ``manifest`` this is: the first of the
+    ``candidates`` (sets of keys) whose digest is the manifest's ``runs_keys_sha256``
+    (a manifest written before the records were folded lists its runs: their keys), or
+    None when none is.
+
+    >>> m = {"runs_count": 2, "runs_keys_sha256": keys_digest(["a", "b"])}
+    >>> invocation_keys(m, {"a", "b", "c"}, {"a", "b"}) == {"a", "b"}
+    True
+    >>> invocation_keys(m, {"a"}) is None
+    True
+    """
+    if manifest.get("runs") is not None:
+        return {r["key"] for r in manifest["runs"]}
+    want = manifest.get("runs_keys_sha256")
+    for keys in candidates:
+        keys = set(keys)
+        if len(keys) == manifest.get("runs_count") and keys_digest(keys) == want:
+            return keys
+    return None
+
+
 def full_run_wall_time(result, previous=None):
     """Wall seconds of the invocation that computed every run of ``result``: this one's when
     it reused none; else the value a previous manifest of the same runs (same keys) carried,
@@ -109,8 +146,8 @@ def full_run_wall_time(result, previous=None):
         return result.wall_time
     if previous is None or result.computed:
         return None
-    keys = sorted(r["key"] for r in result.records)
-    if sorted(r["key"] for r in previous.get("runs", [])) != keys:
+    keys = [r["key"] for r in result.records]
+    if len(set(keys)) != len(keys) or invocation_keys(previous, keys) != set(keys):
         return None
     if previous.get("full_run_wall_time_s") is not None:
         return previous["full_run_wall_time_s"]
@@ -119,9 +156,10 @@ def full_run_wall_time(result, previous=None):
 
 def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, out_dir=None,
                    extra=None, previous=None):
-    """A JSON-able dict: resolved config, seed, versions, git revision, machine and the wall
-    time of every run (computed now or reused from an earlier invocation; its CPU time too
-    when its record has it). With both ``runs_dir`` and ``out_dir`` (where the manifest
+    """A JSON-able dict: resolved config, seed, versions, git revision, machine, the
+    machines its runs were computed on and what identifies the runs (:func:`runs_index`;
+    each run's record, with its wall and CPU times, is in the store of the runs' folder,
+    :mod:`mlkit.store`). With both ``runs_dir`` and ``out_dir`` (where the manifest
     goes), ``runs_dir_relative`` is the records' folder relative to the manifest's, which
     :func:`runs_dir_of` follows.
     ``previous``: the manifest this one replaces (for :func:`full_run_wall_time`)."""
@@ -129,14 +167,6 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ou
     if runs_dir is not None and out_dir is not None:
         relative = Path(os.path.relpath(os.path.abspath(runs_dir),
                                         os.path.abspath(out_dir))).as_posix()
-    runs = [
-        {"dataset": r["dataset"], "method": r["method"], "repeat": r["repeat"], "fold": r["fold"],
-         "key": r["key"],
-         "seed": r.get("random_state"), "fit_s": r["timings"]["fit_s"],
-         "predict_s": r["timings"]["predict_s"], "cpu_s": r["timings"].get("cpu_s")}
-        for r in sorted(result.records,
-                        key=lambda r: (r["dataset"], r["method"], r["repeat"], r["fold"]))
-    ]
     return {
         "target": spec.target,
         "config_file": spec.source,
@@ -161,7 +191,7 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ou
         "runs_reused": result.reused,
         "wall_time_s": result.wall_time,
         "full_run_wall_time_s": full_run_wall_time(result, previous),
-        "runs": runs,
+        **runs_index(result.records),
         **(extra or {}),
     }
 

@@ -7,7 +7,9 @@ runs of that other artifact of the paper, so a figure drawn from a table's runs 
 nothing twice), hands the records to the renderer the config names (``render:``, default
 the generic ``metric-table``), and writes ``manifest.json`` and ``summary.json`` (the
 target's headline figures, read by ``mlkit regress``, ``mlkit verify`` and ``mlkit report``)
-into ``results/<paper>/<artifact>/``. Renderers never train: every fit is a run.
+into ``results/<paper>/<artifact>/``; a full target whose runs are all recorded then folds
+its runs' per-run record files into their folder's table (:func:`mlkit.store.fold_runs`).
+Renderers never train: every fit is a run.
 
 A paper package registers its renderers::
 
@@ -30,9 +32,10 @@ from typing import Callable, Optional
 from ._errors import MlkitError, UnknownNameError, did_you_mean
 from ._io import read_json, write_json
 from .config import configs_dir, load_spec, read_target_header
-from .experiment import manifest_records, planned_runs, run
-from .manifest import build_manifest
+from .experiment import load_records, manifest_records, planned_runs, run
+from .manifest import build_manifest, invocation_keys, runs_dir_of
 from .registry import RENDERERS, TARGETS, after_load
+from .store import fold_runs
 
 __all__ = ["Target", "Rendered", "Renderer", "register_renderer", "register_config_folder",
            "resolve_target", "results_root", "results_dir", "reproduce", "execute",
@@ -193,17 +196,31 @@ def reads_of_saved_results():
     return reads
 
 
-def outdated_runs(target, manifest, quick):
+def outdated_runs(target, manifest, quick, out_dir=None, include=None):
     """(runs of the saved results still planned, runs planned now) when the saved results are
     not exactly the runs the target's config and methods make now (a config or numerics
     revision changed since, or the results were made by another config, e.g. ``mlkit train
     --out`` with a part of it); None when they are. A dataset skipped because its files were
-    absent (``when_present``) is not planned."""
+    absent (``when_present``) is not planned.
+
+    The manifest names its runs by a digest of their keys
+    (:func:`mlkit.manifest.invocation_keys`): when it is not the digest of the runs planned
+    now, the saved runs are found among the records of its runs' folder (the manifest is in
+    ``out_dir``, default the target's results folder; ``include``: read only the files it
+    accepts); when they are no longer all there, the first number counts the records there
+    that are planned now (at most as many as the manifest's runs)."""
     run_spec = target_spec(target, quick=quick)[1]
     ran = set(manifest.get("datasets", {}))
     present = {d.display for d in run_spec.datasets if d.display in ran or not d.when_present}
     planned = {key for key, _ in planned_runs(run_spec, "unused", datasets=present)}
-    saved = {r.get("key") for r in manifest.get("runs", [])}
+    saved = invocation_keys(manifest, planned)
+    if saved is None:
+        out_dir = results_dir(target, quick=quick) if out_dir is None else Path(out_dir)
+        stored = {r.get("key") for r in load_records(runs_dir_of(manifest, out_dir),
+                                                     include=include)}
+        saved = invocation_keys(manifest, stored, stored & planned)
+        if saved is None:
+            return min(len(stored & planned), manifest.get("runs_count", 0)), len(planned)
     if saved == planned:
         return None
     return len(saved & planned), len(planned)
@@ -270,7 +287,11 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
     ``out_dir`` and write its summary and manifest; return (Rendered, RunResult). What
     ``mlkit reproduce`` and ``mlkit train`` both do. ``datasets`` / ``methods``: compute
     only the runs of these datasets / methods (display names); the rest is read from its
-    records."""
+    records. When every run of ``run_spec`` is recorded, the per-run record files of
+    ``runs_dir`` are then folded into its table (:func:`mlkit.store.fold_runs`): the form
+    full results are committed in. A run still missing some keeps them, as a run in
+    progress does, and so do ``--quick`` results (never committed; ``mlkit fold --quick``
+    folds them)."""
     renderer = RENDERERS.get(spec.render)
     check_part_names(spec.target, run_spec, datasets, methods)
     compute_only = part_filter(datasets, methods)
@@ -294,6 +315,8 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
         previous=previous, extra={"target_config": spec.resolved() if spec is not run_spec else None,
                "files": sorted(str(Path(f).name) for f in rendered.files),
                "runs_missing": result.missing}))
+    if not (result.missing or quick):
+        fold_runs(runs_dir)
     return rendered, result
 
 

@@ -4,8 +4,10 @@ For every registered target of every paper it reads what ``mlkit reproduce`` lef
 ``results/<paper>/<artifact>/`` (``-quick/`` for ``--quick``): ``summary.json`` (the
 headline figures), the tables (``table.md``/``.csv`` and any other table with paper/ours
 columns: :mod:`~mlkit.report.reproduction_cells` compares their cells), the PNG figures and
-``manifest.json`` (versions, machine, git revision, wall time); it runs the paper's claims
-(those of ``mlkit verify``) and renders the page with :mod:`~mlkit.report.reproduction_page`.
+``manifest.json`` (versions, machine, git revision, wall time; the run records, in the
+table and files of :mod:`mlkit.store`, say how much of a long run is done); it runs the
+paper's claims (those of ``mlkit verify``) and renders the page with
+:mod:`~mlkit.report.reproduction_page`.
 What it reads is a :class:`~mlkit.report.reproduction_view.ResultsView`: in a git checkout,
 the committed files only.
 
@@ -32,6 +34,7 @@ from typing import Optional
 from .._errors import MlkitError
 from .._io import read_json, write_text
 from ..experiment import planned_runs
+from ..store import RunStore
 from ..registry import CLAIMS, DATASETS, METRICS, TARGETS
 from ..targets import outdated_runs, results_root, target_spec
 from ..verify import claims_of, evaluate
@@ -250,21 +253,18 @@ def _percent_quantities(spec, run_spec):
 def _recorded_runs(target, run_spec, view):
     """(runs whose record the view holds under their current key, runs planned) of a target
     not run in full, or None when none is recorded (a long run resumes from them)."""
-    plan = planned_runs(run_spec, view.root / target.paper / target.config_artifact)
-    done = 0
-    for key, path in plan:
-        if view.has(path):
-            try:
-                done += read_json(path).get("key") == key
-            except (OSError, ValueError):
-                pass
+    folder = view.root / target.paper / target.config_artifact
+    plan = planned_runs(run_spec, folder)
+    store = RunStore(folder, include=view.has)
+    done = sum((store.get(path) or {}).get("key") == key for key, path in plan)
     return (done, len(plan)) if done else None
 
 
-def _outdated(target, manifest, quick):
-    """:func:`mlkit.targets.outdated_runs`, None when the config cannot be read."""
+def _outdated(target, manifest, quick, out_dir, view):
+    """:func:`mlkit.targets.outdated_runs` (the records read through ``view``), None when
+    the config cannot be read."""
     try:
-        return outdated_runs(target, manifest, quick)
+        return outdated_runs(target, manifest, quick, out_dir=out_dir, include=view.has)
     except MlkitError:
         return None
 
@@ -287,7 +287,7 @@ def _target_report(target, view):
         rep.headline = read_json(out / "summary.json").get("figures", {})
         rep.partial = bool(rep.manifest.get("runs_missing"))
         if run_spec is not None:
-            rep.outdated = _outdated(target, rep.manifest, status == QUICK)
+            rep.outdated = _outdated(target, rep.manifest, status == QUICK, out, view)
     if (status != FULL or rep.outdated) and run_spec is not None:
         rep.progress = _recorded_runs(target, run_spec, view)
     lines = _data_lines(target, spec, run_spec, rep.manifest) if run_spec is not None else []

@@ -264,10 +264,9 @@ def _environment(reports):
         if len(m.get("run_machines") or {}) > 1:     # a long run resumed elsewhere
             where += (f"; its runs were computed on {len(m['run_machines'])} machines "
                       "(`run_machines` in its manifest)")
-        runs = m.get("runs") or []
-        run_time = sum((x.get("fit_s") or 0) + (x.get("predict_s") or 0) for x in runs)
+        runs, run_time = _runs_and_time(m)
         rows.append([f"[`{t.name}`](#{_anchor(t.name)})", _status(t), m.get("finished_at", "-"),
-                     f"`{rev}`", str(len(runs)), format_seconds(run_time) if runs else "-",
+                     f"`{rev}`", str(runs), format_seconds(run_time) if runs else "-",
                      format_seconds(m.get("wall_time_s")), _md(where)])
         key = json.dumps(m.get("versions") or {}, sort_keys=True)
         versions.setdefault(key, []).append(t.name)
@@ -281,6 +280,16 @@ def _environment(reports):
         vrows.append([_md(pkgs), ", ".join(f"`{n}`" for n in names)])
     lines += _table(["versions", "targets"], vrows) + [""]
     return lines
+
+
+def _runs_and_time(manifest):
+    """(number of runs, their fit + predict seconds) of a manifest: what it keeps of them
+    (:func:`mlkit.manifest.runs_index`), or from the list of runs a manifest written before
+    the records were folded has."""
+    if manifest.get("runs") is None:
+        return manifest.get("runs_count") or 0, manifest.get("runs_fit_predict_s") or 0
+    runs = manifest["runs"]
+    return len(runs), sum((x.get("fit_s") or 0) + (x.get("predict_s") or 0) for x in runs)
 
 
 def render_page(reports, view, page_dir):
