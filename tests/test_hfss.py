@@ -13,7 +13,8 @@ from sklearn.svm import LinearSVC
 
 from mlkit.datasets._containers import Views
 from mlkit.methods._sampling import bootstrap
-from mlkit.methods.hfss import HFSS, HFSSOneShotSVM, fit_weak_svm, vote_scores
+from mlkit.methods.hfss import (HFSS, HFSSOneShotSVM, fit_weak_svm, oob_accuracy,
+                                vote_scores)
 from mlkit.registry import DATASETS, METHODS
 
 
@@ -111,6 +112,92 @@ def test_weighted_distinct_rows_fit_the_linearsvc_of_the_same_problem():
     tight = HFSS(tol=1e-12, max_iter=100000)
     dup = LinearSVC(C=1.0, tol=1e-12, max_iter=100000).fit(X[rows], y[rows])
     np.testing.assert_allclose(fit_weak_svm(X, y, w, tight)[0], dup.coef_.ravel(), atol=1e-6)
+
+
+@pytest.mark.parametrize("dual", [False, True])
+def test_sparse_weak_svm_is_the_linearsvc_of_the_csr_matrix(dual):
+    """A sparse subspace goes to liblinear as its CSR matrix: bit for bit LinearSVC's fit
+    (primal: more rows than features; dual: fewer)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    n, d = (60, 8) if not dual else (12, 30)
+    X = sp.random(n, d, density=0.3, random_state=4, format="csr")
+    y = np.where(X[:, 0].toarray().ravel() + 0.3 * rng.normal(size=n) > 0.1, 1.0, -1.0)
+    w = rng.integers(1, 4, n).astype(float)
+    coef, b = fit_weak_svm(X, y, w, HFSS())
+    svm = LinearSVC(C=1.0, dual=dual, random_state=0).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(coef, svm.coef_.ravel())
+    assert b == svm.intercept_[0]
+    # a CSC matrix (not liblinear's layout) takes LinearSVC itself: the same numbers
+    np.testing.assert_array_equal(fit_weak_svm(X.tocsc(), y, w, HFSS())[0], coef)
+
+
+@pytest.mark.parametrize("vote, tie_break", [("majority", "decision"), ("majority", "prior"),
+                                             ("decision", "decision")])
+@pytest.mark.parametrize("prior_sign", [-1, 1])
+@pytest.mark.parametrize("no_oob", ["skip", "error"])
+def test_oob_accuracy_is_the_per_sample_vote_rule(vote, tie_break, prior_sign, no_oob):
+    """oob_accuracy against a sample-by-sample count with vote_scores on scalars: many tied
+    vote sums, zero decision sums, samples without OOB members."""
+    rng = np.random.default_rng(5)
+    shape = (40, 7)
+    count = rng.integers(0, 4, shape)
+    vote_sum = np.where(count > 0, rng.integers(-2, 3, shape), 0).astype(float)
+    dec_sum = np.where(rng.random(shape) < 0.2, 0.0, rng.normal(size=shape))
+    y_pm = np.where(rng.random(40) < 0.5, 1.0, -1.0)
+    got = oob_accuracy(vote_sum, dec_sum, count, y_pm, prior_sign, vote=vote,
+                       tie_break=tie_break, no_oob=no_oob)
+    for e in range(shape[1]):
+        correct = counted = 0
+        for i in range(shape[0]):
+            if count[i, e] == 0:
+                counted += no_oob == "error"
+                continue
+            score = vote_scores(np.float64(vote_sum[i, e]), np.float64(dec_sum[i, e]),
+                                prior_sign, vote=vote, tie_break=tie_break)
+            correct += int((score > 0) == (y_pm[i] > 0))
+            counted += 1
+        assert got[e] == correct / counted
+
+
+def test_bestk_curves_and_no_oob_count_equal_a_per_sample_count():
+    """Goodness, forward curve, bestK, both OOB curves and the samples without an OOB member
+    recomputed sample by sample from the fitted weak SVMs and the regenerated bootstraps."""
+    views, y = _planted(n_per_class=20, seed=12)
+    est = HFSS(n_rounds=3, random_state=2).fit(views, y)
+    (p,) = est.problems_
+    assert p.bestk < 3                            # the noise subspace is left out
+    y_pm = np.where(y == est.classes_[1], 1.0, -1.0)
+    n, R, k = len(y), est.n_rounds, len(views.views)
+    D, oob = np.empty((n, R, k)), np.empty((n, R, k), dtype=bool)
+    for j in range(k):
+        Z = p.transforms[j].transform(views.views[j])
+        for i in range(R):
+            D[:, i, j] = Z @ p.coef[j][i] + p.intercept[j][i]
+            s = bootstrap(n, np.random.default_rng([p.seed, i, j]), y=(y_pm > 0).astype(int))
+            oob[:, i, j] = ~np.isin(np.arange(n), s)
+
+    def acc(subspaces, n_models=None):           # members (i, j), rounds outside
+        cols = [(i, j) for i in range(R) for j in range(k) if j in subspaces][:n_models]
+        dec = np.column_stack([D[:, i, j] for i, j in cols])
+        mask = np.column_stack([oob[:, i, j] for i, j in cols])
+        return _loop_accuracy(dec, mask, y_pm, p.prior_sign)
+
+    np.testing.assert_allclose(p.goodness, [acc([j]) for j in range(k)], rtol=0, atol=1e-12)
+    assert list(p.order) == sorted(range(k), key=lambda j: (-p.goodness[j], j))
+    forward = [acc(p.order[:m]) for m in range(1, k + 1)]
+    np.testing.assert_allclose(p.forward_curve, forward, rtol=0, atol=1e-12)
+    assert p.bestk == int(np.argmax(forward)) + 1
+    chosen = sorted(p.order[:p.bestk])
+    np.testing.assert_array_equal(p.selected, chosen)
+    np.testing.assert_allclose(p.oob_curve,
+                               [acc(chosen, m) for m in range(1, R * len(chosen) + 1)],
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(p.oob_curve_all, [acc(range(k), m) for m in range(1, R * k + 1)],
+                               rtol=0, atol=1e-12)
+    assert p.n_no_oob == int(sum(not oob[s][:, chosen].any() for s in range(n)))
+    assert p.n_no_oob > 0                         # 3 rounds: some samples are never OOB
 
 
 def test_noise_subspace_has_the_lowest_goodness_and_is_left_out():

@@ -20,12 +20,14 @@ References
 """
 
 import warnings
+from functools import lru_cache
 from itertools import combinations
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
+from sklearn import config_context
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
@@ -35,7 +37,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..registry import METHODS
 
@@ -54,6 +56,13 @@ from ._validation import check_groups, check_views
 __all__ = ["HFSS", "HFSSOneShotSVM", "vote_scores", "oob_accuracy", "fit_weak_svm"]
 
 _SEED_MAX = 2**31 - 1
+
+
+@lru_cache(maxsize=None)
+def _threadpool_controller():
+    """The process's BLAS/OpenMP pools, inspected once (``threadpool_limits`` inspects every
+    loaded library on each call, about 3 ms: more than a small binary problem's votes)."""
+    return ThreadpoolController()
 
 
 # -- votes -----------------------------------------------------------------------------------
@@ -112,37 +121,69 @@ def oob_accuracy(vote_sum, dec_sum, count, y_pm, prior_sign, *, vote="majority",
     ndarray of shape (n_ensembles,)
         NaN for an ensemble no sample is out-of-bag of (with ``no_oob="skip"``).
     """
-    score = vote_scores(vote_sum, dec_sum, prior_sign, vote=vote, tie_break=tie_break)
+    positive = _votes_positive(vote_sum, dec_sum, prior_sign, vote, tie_break)
     has = count > 0
-    correct = ((score > 0) == (y_pm > 0)[:, None]) & has
+    correct = (positive == (y_pm > 0)[:, None]) & has
     denom = has.sum(axis=0) if no_oob == "skip" else np.full(has.shape[1], has.shape[0])
     with np.errstate(invalid="ignore", divide="ignore"):
         return correct.sum(axis=0) / np.where(denom > 0, denom, np.nan)
 
 
+def _votes_positive(vote_sum, dec_sum, prior_sign, vote, tie_break):
+    """``vote_scores(...) > 0`` with the tie term computed only where the votes tie.
+
+    A majority score is ``vote_sum + t`` with an integer ``vote_sum`` and ``|t| < 1/2``: where
+    ``vote_sum != 0`` its sign is the sign of ``vote_sum``, and where ``vote_sum == 0`` it is
+    ``t`` itself, so the decisions are those of :func:`vote_scores`, bit for bit.
+    """
+    if vote != "majority":
+        return vote_scores(vote_sum, dec_sum, prior_sign, vote=vote, tie_break=tie_break) > 0
+    positive = vote_sum > 0
+    tied = vote_sum == 0
+    positive[tied] = vote_scores(vote_sum[tied], dec_sum[tied], prior_sign, vote=vote,
+                                 tie_break=tie_break) > 0
+    return positive
+
+
 # -- one binary problem ------------------------------------------------------------------------
 def fit_weak_svm(X, y_pm, sample_weight, est):
     """One weak linear SVM: the ``(coef, intercept)`` of ``LinearSVC(C, loss, tol, max_iter,
-    dual="auto", random_state=0).fit(X, y_pm, sample_weight)``.
+    dual, random_state=0).fit(X, y_pm, sample_weight)``.
 
     It calls liblinear through scikit-learn's own wrapper (``sklearn.svm._liblinear.
     train_wrap``, the call ``LinearSVC.fit`` ends in) with the arguments ``LinearSVC.fit``
     would pass, skipping its per-fit validation and label encoding (about 1.5 ms a fit, more
-    than the solve itself on small problems): X is validated once per problem. When that
-    private API is unavailable, or X is sparse, it uses ``LinearSVC`` itself. ``dual`` follows
-    ``LinearSVC``'s "auto" rule (primal when there are more rows than features).
+    than the solve itself on small problems): X is validated once per problem. A sparse X
+    goes to liblinear as the CSR matrix it is (as ``LinearSVC`` passes it). When that private
+    API is unavailable, or a sparse X is not a CSR matrix with 32-bit indices and at least
+    one stored value, it uses ``LinearSVC`` itself. ``dual`` when there are no more rows
+    than features (``LinearSVC``'s "auto" rule, except that at as many rows as features
+    "auto" would take the primal), and always for the hinge loss.
     """
     dual = est.loss == "hinge" or X.shape[0] <= X.shape[1]
-    if _train_wrap is not None and not sp.issparse(X):
-        solver = _solver_type("ovr", "l2", est.loss, dual)
-        raw, _ = _train_wrap(np.ascontiguousarray(X, dtype=np.float64),
-                             (y_pm > 0).astype(np.float64), False, solver, est.tol, 1.0,
-                             est.C, _NO_CLASS_WEIGHT, est.max_iter, _LIBLINEAR_SEED, 0.1,
+    sparse = sp.issparse(X)
+    if _train_wrap is not None and (not sparse or _liblinear_csr(X)):
+        X = X.astype(np.float64, copy=False) if sparse else np.ascontiguousarray(
+            X, dtype=np.float64)
+        raw, _ = _train_wrap(X, (y_pm > 0).astype(np.float64), sparse,
+                             _liblinear_solver(est.loss, dual), est.tol, 1.0, est.C,
+                             _NO_CLASS_WEIGHT, est.max_iter, _LIBLINEAR_SEED, 0.1,
                              np.ascontiguousarray(sample_weight, dtype=np.float64))
         return raw[0, :-1], float(raw[0, -1])
     svm = LinearSVC(C=est.C, loss=est.loss, tol=est.tol, max_iter=est.max_iter, dual=dual,
                     random_state=0).fit(X, y_pm, sample_weight=sample_weight)
     return svm.coef_.ravel(), float(svm.intercept_[0])
+
+
+@lru_cache(maxsize=None)
+def _liblinear_solver(loss, dual):
+    return _solver_type("ovr", "l2", loss, dual)
+
+
+def _liblinear_csr(X):
+    """Whether liblinear's wrapper takes the sparse X as it is."""
+    return (X.format == "csr" and X.nnz > 0 and X.indices.dtype == np.int32
+            and X.indptr.dtype == np.int32)
 
 
 class _Subspace:
@@ -193,44 +234,52 @@ class _BinaryProblem:
         self.prior_sign = 1 if (y_pm > 0).sum() >= (y_pm < 0).sum() else -1
         self.transforms, self.coef, self.intercept = {}, {}, {}
         k = len(self.subspaces)
-        dec = np.empty((n, R, k))
-        oob = np.empty((n, R, k), dtype=bool)
-        y01 = (y_pm > 0).astype(int)
+        # per subspace, round and sample (the members' rows contiguous): decision values
+        # and OOB masks
+        dec = np.empty((k, R, n))
+        oob = np.empty((k, R, n), dtype=bool)
+        # the classes as int8 codes: bootstrap's check that a draw holds both classes is
+        # fastest on small integers (the draws do not depend on the coding)
+        y01 = (y_pm > 0).astype(np.int8)
         for jj, j in enumerate(self.subspaces):
             t = _Subspace(Xs[j], est.pca_variance, est.scaling)   # one transform per subspace
             Z = t.transform(Xs[j])
             W = np.empty((R, t.d_out))
             b = np.empty(R)
-            for i in range(R):
-                rng = np.random.default_rng([self.seed, i, j])    # a fresh bootstrap per (i, j)
-                counts = np.bincount(bootstrap(n, rng, y=y01), minlength=n)
+            # a fresh bootstrap per (i, j), all drawn before the fits (a tight loop)
+            draws = np.stack([np.bincount(bootstrap(n, np.random.default_rng([self.seed, i, j]),
+                                                    y=y01), minlength=n) for i in range(R)])
+            np.equal(draws, 0, out=oob[jj])
+            for i, counts in enumerate(draws):
                 rows = np.flatnonzero(counts)
                 # each distinct row once, weighted by its draws: the same primal problem as
                 # the duplicated rows (liblinear's loss is sum_n C w_n xi_n)
                 W[i], b[i] = fit_weak_svm(Z[rows], y_pm[rows], counts[rows].astype(float), est)
-                oob[:, i, jj] = counts == 0
-            dec[:, :, jj] = np.asarray(Z @ W.T) + b
+            dec[jj] = (np.asarray(Z @ W.T) + b).T
             self.transforms[j], self.coef[j], self.intercept[j] = t, W, b
         self.dims_in = np.array([self.transforms[j].d_in for j in self.subspaces])
         self.dims_out = np.array([self.transforms[j].d_out for j in self.subspaces])
         self._select(dec, oob, y_pm, est)
 
     def _acc(self, vs, ds, cnt, y_pm, est):
-        return oob_accuracy(vs, ds, cnt, y_pm, self.prior_sign, vote=est.vote,
+        """OOB accuracies of the ensembles whose vote sums etc. are the rows of ``vs``, ``ds``
+        and ``cnt`` (shape (n_ensembles, n_samples))."""
+        return oob_accuracy(vs.T, ds.T, cnt.T, y_pm, self.prior_sign, vote=est.vote,
                             tie_break=est.tie_break, no_oob=est.no_oob)
 
     def _select(self, dec, oob, y_pm, est):
+        """Algorithms 1 (goodness) and 2 (bestK) and the OOB curves from the members' decision
+        values ``dec`` and OOB masks ``oob`` of shape (n_subspaces, n_rounds, n_samples)."""
         votes = np.where(oob, np.sign(dec), 0.0)
         decs = np.where(oob, dec, 0.0)
-        cnts = oob.astype(np.int32)
-        # Algorithm 1, step 4-5: the goodness of each subspace's own bagged ensemble
-        vs, ds, cnt = votes.sum(axis=1), decs.sum(axis=1), cnts.sum(axis=1)      # (n, k)
+        # Algorithm 1, step 4-5: the goodness of each subspace's own bagged ensemble (sums
+        # over the rounds, added round by round)
+        vs, ds, cnt = votes.sum(axis=1), decs.sum(axis=1), oob.sum(axis=1)       # (k, n)
         self.goodness = self._acc(vs, ds, cnt, y_pm, est)
         # Algorithm 2: prefixes of the subspaces sorted by goodness, votes re-used
         self.order = np.argsort(-np.nan_to_num(self.goodness, nan=-1.0), kind="stable")
-        self.forward_curve = self._acc(np.cumsum(vs[:, self.order], axis=1),
-                                       np.cumsum(ds[:, self.order], axis=1),
-                                       np.cumsum(cnt[:, self.order], axis=1), y_pm, est)
+        self.forward_curve = self._acc(*(np.cumsum(a[self.order], axis=0)
+                                         for a in (vs, ds, cnt)), y_pm, est)
         if est.selection == "bestk":
             self.bestk = int(np.nanargmax(self.forward_curve)) + 1
         else:
@@ -239,16 +288,23 @@ class _BinaryProblem:
         # the bagging process (rounds i, subspaces j inside) of the full and chosen ensembles
         n = len(y_pm)
 
+        def members(a, cols):
+            return a[cols].transpose(1, 0, 2).reshape(-1, n)        # (rounds x cols, n)
+
         def curve(cols):
-            return self._acc(np.cumsum(votes[:, :, cols].reshape(n, -1), axis=1),
-                             np.cumsum(decs[:, :, cols].reshape(n, -1), axis=1),
-                             np.cumsum(cnts[:, :, cols].reshape(n, -1), axis=1), y_pm, est)
+            oob_m = members(oob, cols)
+            # a sample counts from its first OOB member on (the count only matters as > 0)
+            first = np.where(oob_m.any(axis=0), oob_m.argmax(axis=0), len(oob_m))
+            return self._acc(np.cumsum(members(votes, cols), axis=0),
+                             np.cumsum(members(decs, cols), axis=0),
+                             np.arange(len(oob_m))[:, None] >= first, y_pm, est)
 
         self.oob_curve_all = curve(np.arange(len(self.subspaces)))
-        self.oob_curve = curve(self.selected)
+        self.oob_curve = (self.oob_curve_all if self.bestk == len(self.subspaces)
+                          else curve(self.selected))
         self.oob_score_all = float(self.oob_curve_all[-1])
         self.oob_score = float(self.oob_curve[-1])
-        self.n_no_oob = int((cnts[:, :, self.selected].sum(axis=(1, 2)) == 0).sum())
+        self.n_no_oob = int((~oob[self.selected].any(axis=(0, 1))).sum())
         # positions of the selected subspaces in the original index space
         self.selected = np.asarray(self.subspaces)[self.selected]
         self.order = np.asarray(self.subspaces)[self.order]
@@ -285,7 +341,8 @@ class _BinaryProblem:
 def _fit_problem(Xs, y_pm, seed, subspaces, est):
     if _train_wrap is not None:
         _liblinear_verbosity(0)
-    with warnings.catch_warnings():
+    # the views are checked finite once (check_views): no transform re-checks them
+    with warnings.catch_warnings(), config_context(assume_finite=True):
         warnings.simplefilter("ignore", ConvergenceWarning)
         return _BinaryProblem(Xs, y_pm, seed, subspaces, est)
 
@@ -552,7 +609,7 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         seeds = rng.randint(0, _SEED_MAX, size=len(self.pairs_))
         # the products are small: one BLAS thread (loky workers limit theirs themselves)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with _threadpool_controller().limit(limits=1, user_api="blas"):
             self.problems_ = Parallel(n_jobs=self.n_jobs)(
                 delayed(_fit_problem)(*self._pair_data(Xs, y_idx, pair), seed, used, self)
                 for pair, seed in zip(self.pairs_, seeds))
