@@ -13,9 +13,7 @@ import hashlib
 import json
 import logging
 import time
-import warnings
 import zlib
-from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +33,7 @@ from .metrics import average_precision_score
 from .registry import METHODS, METRICS
 from .resumable_search import CHECKPOINT_SUFFIX, ResumableGridSearchCV, read_checkpoint
 from .store import RunStore
+from .stats import complete_repeats, repetition_values  # noqa: F401  (re-exported: moved)
 
 __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest_records",
            "method_seed", "build_estimator", "fit_method", "numerics_revision", "planned_runs",
@@ -115,58 +114,6 @@ def folds_per_repeat(spec, dataset):
     ds = next((d for d in spec.datasets if d.display == dataset), None)
     protocol = spec.protocol if ds is None else ds.protocol_over(spec.protocol)
     return protocol.n_folds if protocol.split == "cv" else 1
-
-
-def repetition_values(records, metric, scale=1.0, n_folds=1):
-    """``metric`` of each complete repetition of a protocol: {repeat: value}, in repeat order.
-    A repetition's value is the mean over its ``n_folds`` folds (k-fold CV: that
-    repetition's CV estimate; a fold whose metric is NaN is left out of the mean), or the
-    record's own value where a repetition has one split (holdout, labelled, predefined). A
-    repetition with fewer folds recorded (a run still in progress) is left out.
-
-    A paper's "mean +- std over ten runs" of a 10 x 10-fold CV (e.g. Table I of Fu et al.
-    2013) is the mean and sd of these ten values, and its paired t-tests pair them, repeat
-    by repeat: the spread of single folds of ~10 test bags is another, much larger,
-    quantity.
-
-    Parameters
-    ----------
-    records : list of dict
-        Run records of one dataset and method (``repeat``, ``metrics``).
-    metric : str
-    scale : float, default=1.0
-        Multiplies every value (100: percentages).
-    n_folds : int, default=1
-        Folds per repetition (:func:`folds_per_repeat`).
-
-    Returns
-    -------
-    dict of {int: float}
-
-    Examples
-    --------
-    >>> recs = [{"repeat": r, "fold": f, "metrics": {"accuracy": a}}
-    ...         for r, f, a in [(0, 0, 0.8), (0, 1, 1.0), (1, 0, 0.7), (1, 1, 0.9), (2, 0, 1)]]
-    >>> repetition_values(recs, "accuracy", 100, n_folds=2)
-    {0: 90.0, 1: 80.0}
-    """
-    by_repeat = {}
-    for r in records:
-        by_repeat.setdefault(r["repeat"], []).append(r["metrics"][metric])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)      # a repetition of NaN folds
-        return {k: scale * float(np.nanmean(np.asarray(by_repeat[k], dtype=float)))
-                for k in complete_repeats(records, n_folds)}
-
-
-def complete_repeats(records, n_folds=1):
-    """The repetitions (``repeat`` of the records) with all ``n_folds`` folds recorded, in
-    order: the ones :func:`repetition_values` reports and a table counts.
-
-    >>> complete_repeats([{"repeat": r} for r in (1, 0, 1, 2, 0)], n_folds=2)
-    [0, 1]
-    """
-    return sorted(k for k, n in Counter(r["repeat"] for r in records).items() if n >= n_folds)
 
 
 def _seed(entropy, *spawn_key):
@@ -809,6 +756,16 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
         every backend, executes under ``threadpoolctl.threadpool_limits(1)``, so that
         BLAS/OpenMP pools use one thread and ``--jobs N`` uses N cores (joblib's own worker
         limit would give each of N workers cpu_count // N threads).
+
+        Runs that share a learned model are one task: an estimator class may declare
+        ``learning_family``, a string naming the model it learns and shares with other
+        estimators (LM3FS and LM3FT both learn ``"LM3FE"``; None or absent: it shares
+        nothing). The runs to compute of one (dataset, split, learning family) go to one
+        worker, one after the other, so the model is learned once in that worker's memory
+        whatever ``jobs`` is. Grouping changes no number, record or key: each record is
+        written, atomically, as soon as its task returns it (the runs finished before a
+        failing run of the task included), and ``jobs=1`` runs every run in order in this
+        process, where the memo is shared anyway.
     force : bool
         Recompute runs that already have a record.
     backend : str, optional
@@ -924,15 +881,17 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
                 for i, (d, m, s, _, _) in enumerate(todo)
             )
         else:
-            # each task sets its own limit too: OpenMP's is per thread
-            fn = _fit_and_score_one_thread
+            # each run sets its own limit too: OpenMP's is per thread. The runs that share a
+            # learned model are one task (_shared_learning_tasks); each task returns its runs'
+            # indices so records can be matched however they arrive
             parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
-            # each task returns its own index so records can be matched however they arrive
-            outputs = parallel(
-                delayed(_indexed)(i, fn, result.datasets[d], m, s, spec.metrics,
-                                  spec.curves, METHODS.get(m.name), *checkpoints[i])
-                for i, (d, m, s, _, _) in enumerate(todo)
-            )
+            outputs = _task_records(parallel(
+                delayed(_run_task)(_fit_and_score_one_thread, [
+                    (i, (result.datasets[todo[i][0]], todo[i][1], todo[i][2], spec.metrics,
+                         spec.curves, METHODS.get(todo[i][1].name), *checkpoints[i]))
+                    for i in task])
+                for task in _shared_learning_tasks(todo)
+            ))
         for i, rec in outputs:
             dataset, method, split, key, path = todo[i]
             rec.update(key=key, data_sha=result.datasets[dataset].fingerprint(),
@@ -975,3 +934,45 @@ def _checkpoint(record, key, data, kernels):
 
 def _indexed(i, fn, *args):
     return i, fn(*args)
+
+
+def _shared_learning_tasks(todo):
+    """The runs of ``todo`` (their indices) packed into the tasks of a parallel backend.
+
+    The runs of one dataset and split whose estimators declare the same
+    ``learning_family`` (a class attribute: e.g. LM3FS and LM3FT both learn LM3FE) are one
+    task, in ``todo`` order, placed where its first run is: their estimators learn the
+    shared model once in the worker's in-process memo. A run whose estimator declares none
+    (or None) is a task of its own."""
+    tasks, where = [], {}
+    for i, (dataset, method, split, _, _) in enumerate(todo):
+        family = getattr(METHODS.get(method.name), "learning_family", None)
+        group = (dataset, split.repeat, split.fold, family)
+        if family is not None and group in where:
+            tasks[where[group]].append(i)
+            continue
+        if family is not None:
+            where[group] = len(tasks)
+        tasks.append([i])
+    return tasks
+
+
+def _run_task(fn, calls):
+    """``[(i, fn(*args)) for i, args in calls]`` and the exception that stopped it, if any
+    (the runs finished before a failing one are kept: their records are still written)."""
+    done = []
+    for i, args in calls:
+        try:
+            done.append((i, fn(*args)))
+        except Exception as exc:        # re-raised by _task_records after the finished runs
+            return done, exc
+    return done, None
+
+
+def _task_records(outputs):
+    """The ``(index, record)`` pairs of the tasks' ``outputs`` one by one, as they arrive;
+    a task's exception is raised after its finished runs are given."""
+    for done, exc in outputs:
+        yield from done
+        if exc is not None:
+            raise exc

@@ -1,5 +1,5 @@
-"""Evaluation metrics: NIST average precision, Mean-AP, Hamming error, accuracy, macro-F1,
-and Student-t confidence intervals.
+"""Evaluation metrics: NIST average precision, Mean-AP, Hamming error, accuracy, macro-F1
+(Student-t confidence intervals: :mod:`mlkit.stats`, re-exported here).
 
 Naming follows scikit-learn: ``*_score`` is higher-is-better, ``*_error`` lower-is-better.
 Every metric takes ``(y_true, y_score)`` where ``y_score`` is what the estimator's
@@ -10,9 +10,9 @@ registry entry says which with ``needs="score"`` or ``needs="predict"``.
 import warnings
 
 import numpy as np
-from scipy import stats
 
 from .registry import METRICS
+from .stats import mean_confidence_interval  # noqa: F401  (re-exported: moved)
 
 __all__ = [
     "average_precision_score", "mean_average_precision_score", "hamming_error",
@@ -119,25 +119,6 @@ def macro_f1_score(y_true, y_pred):
     denom = 2 * tp + fp + fn
     f1 = np.divide(2 * tp, denom, out=np.zeros(k), where=denom > 0)
     return float(f1.mean())
-
-
-def mean_confidence_interval(values, confidence=0.95):
-    """Mean and half-width of its Student-t confidence interval.
-
-    .. math:: \\bar v \\pm t_{(1+c)/2,\\,n-1}\\; s / \\sqrt{n}
-
-    with ``s`` the sample standard deviation (ddof=1). The half-width is NaN for fewer than
-    two values. NaN values are dropped.
-    """
-    v = np.asarray(values, dtype=float)
-    v = v[~np.isnan(v)]
-    if v.size == 0:
-        return float("nan"), float("nan")
-    mean = float(v.mean())
-    if v.size < 2:
-        return mean, float("nan")
-    half = stats.t.ppf((1 + confidence) / 2, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
-    return mean, float(half)
 
 
 METRICS.register("mean_ap", mean_average_precision_score, needs="score", greater_is_better=True,

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..experiment import complete_repeats, folds_per_repeat, repetition_values
-from ..metrics import mean_confidence_interval
+from ..experiment import folds_per_repeat
+from ..stats import complete_repeats, mean_spread, repetition_values
 from ..registry import METRICS
 from ..targets import Rendered, register_renderer
 from .summaries import plot_curves
@@ -39,13 +39,6 @@ class MetricTableOptions(BaseModel):
     caption: str = ""                        # said after the standard caption
 
 
-def _spread(values, how):
-    if how == "std":
-        sd = float(values.std(ddof=1)) if len(values) > 1 else float("nan")
-        return float(values.mean()), sd
-    return mean_confidence_interval(values)
-
-
 def counted_records(records, n_folds=1):
     """The records a table row counts: with a k-fold CV (``n_folds`` > 1) and two or more
     complete repetitions, the folds of the complete repetitions only, so that a repetition
@@ -66,7 +59,7 @@ def counted_records(records, n_folds=1):
 
 def row_values(records, metric, scale=1.0, n_folds=1):
     """The values a table row's mean ± spread is over: one per complete repetition
-    (:func:`~mlkit.experiment.repetition_values`: a k-fold CV repetition counts as the mean
+    (:func:`~mlkit.stats.repetition_values`: a k-fold CV repetition counts as the mean
     of its ``n_folds`` folds); while fewer than two repetitions of a k-fold CV are complete
     (a single CV, or a long run in progress), its recorded folds."""
     values = list(repetition_values(records, metric, scale, n_folds).values())
@@ -120,8 +113,8 @@ def metric_rows(result, spec, opts):
             recs = counted_records(recs, n_folds)
             for metric in run_spec.metrics:
                 label = METRICS.entry(metric).meta.get("label", metric)
-                mean, half = _spread(row_values(recs, metric, opts.scale, n_folds),
-                                     opts.spread)
+                mean, half = mean_spread(row_values(recs, metric, opts.scale, n_folds),
+                                         opts.spread)
                 pv = spec.paper_value(ds.display, m.display, metric, role=ds.role)
                 row[f"{label} (paper)"] = _paper_cell(pv, digits)
                 row[f"{label} (ours)"] = format_mean_ci(mean, half, digits)
