@@ -410,19 +410,31 @@ def data_verify(names):
 # -- verify / regress -----------------------------------------------------------------------
 @cli.command("verify")
 @click.argument("paper")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON list of {claim, verdict, statement, measured, diagnosis} "
+                   "instead (diagnosis: null for a PASS, else {status: tested|untested, "
+                   "text, targets} from the paper's claims YAML).")
 @click.pass_context
-def verify_cmd(ctx, paper):
-    """Check a paper's claims against saved results: PASS / FAIL / NOT RUN with numbers."""
-    from .verify import check
+def verify_cmd(ctx, paper, as_json):
+    """Check a paper's claims against saved results: PASS / FAIL / NOT RUN / NO VERDICT
+    (outdated or partial results) with the numbers measured. A "beats", "better" or "worse"
+    is a paired test at the paper's level (``alpha`` of its claims YAML); ties are ties.
 
-    failed = missing = 0
-    for claim, res in check(paper):
-        status = {True: "PASS", False: "FAIL", None: "NOT RUN"}[res.passed]
-        failed += res.passed is False
-        missing += res.passed is None
-        click.echo(f"{status:<7} claim {claim.number}: {claim.statement}")
-        click.echo(f"        {res.measured}")
-    if failed or missing:
+    Exit status: 0 when every claim passes; 1 when a claim FAILs, is NOT RUN or has NO
+    VERDICT; 2 on a user error (unknown paper, unreadable results or claims YAML).
+    """
+    from .verify import report
+
+    rows = report(paper)
+    if as_json:
+        import json
+
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+    else:
+        for row in rows:
+            click.echo(f"{row['verdict']:<7} claim {row['claim']}: {row['statement']}")
+            click.echo(f"        {row['measured']}")
+    if any(row["verdict"] != "PASS" for row in rows):
         ctx.exit(1)
 
 

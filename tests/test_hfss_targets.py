@@ -133,16 +133,19 @@ def test_claims_follow_the_thresholds_on_real_data(tiny, data_mirror):
         assert "msrc-v1" in measured[n] or "problems" in measured[n], measured[n]
     assert re.search(r"Pearson r\(OOB, test\) = ", measured[3])
     assert re.search(r"msrc-v1 Fig. 5: OOB max at k=\d, test max at k=\d", measured[3])
-    # claim 1 reads min_gain from bestk.yaml: -100 points passes the gain test, +100 fails
+    # claim 1 reads min_gain from bestk.yaml: at -100 points the verdict is the paired test's
+    # ("raises": significantly above), at +100 it fails
     path = tiny / "hfss" / "bestk.yaml"
     cfg = yaml.safe_load(path.read_text())
-    for gain, verdict in ((-100.0, None), (100.0, "FAIL")):
+    for gain in (-100.0, 100.0):
         cfg["thresholds"].update(min_gain=gain, min_dim_reduction=-1000.0,
                                  max_roughness_ratio=1e9)
         path.write_text(yaml.safe_dump(cfg))
         status, measured = _verify()
-        assert f">= {gain:g})" in measured[1]
-        assert status[1].startswith(verdict or "PASS"), (status[1], measured[1])
+        assert f">= {gain:g}; paired t over " in measured[1]
+        raised = re.search(r"problems: (better|tie|worse|untested)", measured[1]).group(1)
+        verdict = "PASS" if gain < 0 and raised == "better" else "FAIL"
+        assert status[1].startswith(verdict), (status[1], measured[1])
 
 
 def test_typical_pair_rule():
@@ -398,12 +401,20 @@ def test_smoothness_is_not_judged_on_a_curve_flat_at_100():
     assert verdict is None and "no Fig. 3 curve of all" in text
 
 
-def _record(dataset, method, oob, curve, selected=("a",)):
+def _record(dataset, method, oob, curve, selected=("a",), oob_all=0.9):
+    """One run of three one-vs-one problems, their OOB accuracies ``oob`` and ``oob_all``
+    (the full ensemble's) give or take a little, differently per problem (1.0: exactly)."""
     return {"dataset": dataset, "method": method, "metrics": {"accuracy": oob},
+            "repeat": 0, "fold": 0,
             "model": {"subspaces": ["a", "b"], "dims_before_pca": [10, 10],
                       "oob_curve": curve,
-                      "problems": [{"oob_accuracy": oob, "oob_accuracy_all": 0.9, "bestk": 1,
-                                    "selected": list(selected), "dims_after_pca": [10, 10]}]}}
+                      "problems": [{"classes": list(c), "oob_accuracy": oob + e * (oob < 1),
+                                    "oob_accuracy_all": oob_all + f * (oob_all < 1),
+                                    "bestk": 1,
+                                    "selected": list(selected), "dims_after_pca": [10, 10]}
+                                   for c, e, f in zip(((0, 1), (0, 2), (1, 2)),
+                                                      (-0.01, 0.0, 0.012),
+                                                      (0.005, -0.003, 0.0))]}}
 
 
 def test_claim_1_with_and_without_judged_smoothness(monkeypatch):
@@ -423,7 +434,7 @@ def test_claim_1_with_and_without_judged_smoothness(monkeypatch):
 
     # one flat-at-100% dataset (not judged, passes on gain and dims), one judged: PASS
     ok, parts = claim(runs({"d1": (flat, rough), "d2": (rough, smooth)}), th)
-    assert ok and "flat at 100%" in parts[0] and "PASS (on gain and dims)" in parts[0]
+    assert ok and "flat at 100%" in parts[0] and "PASS (without smoothness)" in parts[0]
     assert "bestK/all" in parts[1] and len(parts) == 2
     # the judged dataset's bestK rougher: FAIL, whatever the flat one says
     ok, parts = claim(runs({"d1": (flat, rough), "d2": (smooth, rough)}), th)
@@ -433,3 +444,35 @@ def test_claim_1_with_and_without_judged_smoothness(monkeypatch):
     assert ok and "not judged on any real dataset" in parts[-1]
     ok, parts = claim(runs({"d1": (flat, rough)}), {**th, "min_gain": 10.0})
     assert not ok and "not judged on any real dataset" in parts[-1]
+
+
+def test_claim_1_raises_accuracy_only_when_a_paired_test_says_so(monkeypatch):
+    """"bestK raises accuracy" is a paired t-test over the one-vs-one problems, matched by
+    their class pair: a higher mean it cannot separate from the full ensemble's is a tie
+    (FAIL, with the p-value); a full ensemble at 100% on every problem leaves no room, and
+    the gain is not judged (said)."""
+    from scipy import stats
+
+    claim = hfss_claims.claim_1.__wrapped__
+    th = {"min_gain": 0.0, "min_dim_reduction": 30.0, "max_roughness_ratio": 1.0}
+    smooth = [0.9, 0.95, 0.97] + [0.98] * 6
+    rough = [0.9, 1.0, 0.95, 1.0, 0.97, 1.0, 0.96, 1.0, 0.98]
+    monkeypatch.setattr(hfss_claims, "real_datasets", lambda _: ["d"])
+
+    def verdict(best, full):
+        base = [_record("d", "HFSS (all)", full, None, oob_all=full),
+                _record("d", "HFSS (bestK)", best, None, oob_all=full)]
+        fig3 = [_record("d", m, 0.9, c) for m, c in (("HFSS (all)", rough),
+                                                     ("HFSS (bestK)", smooth))]
+        return claim({"baseline": (base, None), "fig3": (fig3, None)}, th)
+
+    ok, parts = verdict(0.95, 0.9)        # +5 points, differences 3.5, 5.3, 6.2
+    p = stats.ttest_rel([94.0, 95.0, 96.2], [90.5, 89.7, 90.0]).pvalue
+    assert ok and f"paired t over 3 problems: better (p={p:.2g})" in parts[0]
+    ok, parts = verdict(0.902, 0.9)       # +0.2 points, differences -1.3, 0.5, 1.4
+    p = stats.ttest_rel([89.2, 90.2, 91.4], [90.5, 89.7, 90.0]).pvalue
+    assert p > 0.05
+    assert not ok and f"3 problems: tie (p={p:.2g})" in parts[0] and parts[0].endswith("FAIL")
+    ok, parts = verdict(1.0, 1.0)         # the full ensemble at 100%: not judged
+    assert ok and "not judged: the full ensemble is at 100% on every problem" in parts[0]
+    assert "(without gain)" in parts[0]

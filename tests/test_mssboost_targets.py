@@ -256,3 +256,60 @@ def test_grid_edges_name_every_choice_at_an_end_of_its_grid():
     corel = next(r for r in records if r["dataset"] == "corel5k-top39")
     assert ("base rho", 0.05) in [(w, v) for w, v, _, side in _grid_edges(corel)
                                    if side == "low"]
+
+
+def _table2_runs(map_of, n_splits=6, seed=0):
+    """Run records of Table 2's six methods on one collection: ``map_of[method]`` is the
+    Mean-AP offset of the method, each split adds its own difficulty (shared by every
+    method) and each run a little noise of its own; the records come in a shuffled order."""
+    rng = np.random.default_rng(seed)
+    split = rng.normal(0.0, 0.05, n_splits)
+    recs = [{"dataset": "C", "method": m, "repeat": r, "fold": 0,
+             "metrics": {"mean_ap": 0.4 + off + split[r] + rng.normal(0, 0.004)}}
+            for m, off in map_of.items() for r in range(n_splits)]
+    return [recs[i] for i in rng.permutation(len(recs))]
+
+
+def test_claim_1_pairs_the_runs_split_by_split():
+    """Claim 1's tests pair each method's run with MSSBoost's on the same split (repeat,
+    fold), whatever order the records come in: their p-values are scipy's ttest_rel on the
+    split-aligned runs. Pairing the runs in record order, or not pairing them, gives other
+    p-values (the split-to-split spread, 0.05, dwarfs the differences, ~0.01)."""
+    from scipy import stats
+
+    from mlkit.papers.mssboost.real import claim_1
+
+    offsets = {"Baseline": 0.0, "Bagging": -0.001, "Subspace": -0.08, "RSBag": -0.02,
+               "NSBoost": -0.012, "MSSBoost": 0.01}
+    recs = _table2_runs(offsets)
+
+    def aligned(method):
+        return [r["metrics"]["mean_ap"] for r in sorted(
+            (r for r in recs if r["method"] == method), key=lambda r: (r["repeat"], r["fold"]))]
+
+    ok, parts = claim_1.__wrapped__(recs, None, {})
+    for m in ("Baseline", "Bagging", "Subspace", "RSBag", "NSBoost"):
+        p = stats.ttest_rel(aligned("MSSBoost"), aligned(m)).pvalue
+        assert p < 0.05 and f"{m} better (p={p:.2g})" in parts[0], (m, p, parts[0])
+        in_order = [r["metrics"]["mean_ap"] for r in recs if r["method"] == m]
+        mss = [r["metrics"]["mean_ap"] for r in recs if r["method"] == "MSSBoost"]
+        # runs misaligned, or not paired: other p-values (unpaired, the small differences
+        # are not significant)
+        unpaired = stats.ttest_ind(mss, aligned(m)).pvalue
+        for wrong in (stats.ttest_rel(mss, in_order).pvalue, unpaired):
+            assert f"{wrong:.2g}" != f"{p:.2g}"
+        assert m not in ("Baseline", "Bagging", "NSBoost") or unpaired > 0.05
+    p = stats.ttest_rel(aligned("NSBoost"), aligned("RSBag")).pvalue
+    assert f"NSBoost > RSBag: better (p={p:.2g})" in parts[0]
+    assert ok
+    # NSBoost only 0.001 above RSBag on average: a tie, said with its p-value; claim FAILs
+    recs = _table2_runs({**offsets, "NSBoost": -0.019})
+    ok, parts = claim_1.__wrapped__(recs, None, {})
+    p = stats.ttest_rel(aligned("NSBoost"), aligned("RSBag")).pvalue
+    assert p > 0.05 and f"NSBoost > RSBag: tie (p={p:.2g})" in parts[0] and not ok
+    # a run missing on one side (a split in progress) is left out of that pair only
+    recs = [r for r in _table2_runs(offsets)
+            if not (r["method"] == "Baseline" and r["repeat"] == 5)]
+    ok, parts = claim_1.__wrapped__(recs, None, {})
+    p = stats.ttest_rel(aligned("MSSBoost")[:5], aligned("Baseline")).pvalue
+    assert f"Baseline better (p={p:.2g})" in parts[0]

@@ -179,10 +179,10 @@ def test_table_claims_read_the_table1_runs_and_thresholds(results, tmp_path, mon
     next(m for m in cfg["methods"] if m["label"] == "MILES")["params"]["C"] = 100.0
     path.write_text(yaml.safe_dump(cfg))
     res = _invoke("verify", "sparsemi")
-    assert "NOT RUN claim 1" in res.stdout and "NOT RUN claim 3" in res.stdout
+    assert "NO VERDICT claim 1" in res.stdout and "NO VERDICT claim 3" in res.stdout
     assert "no verdict: outdated or partial results (sparsemi/table1 holds 10 of the 12 runs " \
            "its config plans now" in res.stdout
-    assert "SparseMI vs MILES: more accurate on" in res.stdout
+    assert "SparseMI vs MILES: significantly more accurate (paired t) on" in res.stdout
 
 
 def _records(rows):
@@ -195,39 +195,110 @@ def _records(rows):
     return out
 
 
-def test_claims_2_and_3_judge_the_gap_at_10_xvs_and_tst_comparability(monkeypatch):
-    from mlkit.papers.sparsemi import claims
+#: accuracy of each of five repetitions shared by every method (the split's difficulty), and
+#: zero-mean run-to-run noise patterns: paired differences vary, their means are exact
+_BASE = np.array([80.0, 84.0, 78.0, 86.0, 82.0])
+_NOISE = [np.array(e) for e in ([0.3, -0.2, 0.1, -0.4, 0.2], [-0.1, 0.2, -0.3, 0.1, 0.1],
+                                [0.2, 0.0, -0.2, 0.1, -0.1], [-0.3, 0.1, 0.2, 0.1, -0.1])]
+
+
+def _runs(offset, noise):
+    return list(_BASE + offset + _NOISE[noise])
+
+
+def _patch_saved(monkeypatch, claims, saved):
     from mlkit.targets import resolve_target
 
-    # COREL-10: ten 50/50 splits, one record per repetition
-    t1 = {("corel10", m): (a, n) for m, a, n in [
-        ("SparseMI", [90, 91], 100), ("MI-Kernel", [90, 90], 300), ("MILES", [85, 86], 400),
-        ("SparseMI (10)", [88, 89], 10), ("RS (10)", [80, 81], 10), ("RSVM (10)", [75, 76], 10),
-        ("SparseMI (50)", [90, 90], 50), ("RS (50)", [88, 89], 50), ("RSVM (50)", [87, 87], 50),
-        ("SparseMI (100)", [90, 91], 100), ("RS (100)", [90, 90], 100),
-        ("RSVM (100)", [89, 89], 100)]}
-    tst = {("tst1", m): (a, n) for m, a, n in [
-        ("SparseMI", [94, 94], 10), ("mi-SVM", [95, 95], 500), ("MI-Kernel", [95, 95], 1900),
-        ("MILES", [96, 96], 1000), ("RS", [88, 88], 10), ("RSVM", [81, 81], 10)]}
-    saved = {"table1": _records(t1), "table2": _records(tst)}
     monkeypatch.setattr(claims, "_saved", lambda art: (
         resolve_target(f"sparsemi/{art}"), saved[art], f"results/sparsemi/{art}", False)
         if art in saved else (None,) * 4)
+
+
+def _table1_rows(at10=8.0):
+    """COREL-10 rows of Table I (one record per repetition): SparseMI above the better of RS
+    and RSVM by ``at10`` points at N_XV = 10, 1.5 at 50, 0.5 at 100, always significantly
+    (paired over the five repetitions)."""
+    return {("corel10", m): (a, n) for m, a, n in [
+        ("SparseMI", _runs(6, 0), 100), ("MI-Kernel", _runs(6, 1), 300),
+        ("MILES", _runs(1, 2), 400),
+        ("SparseMI (10)", _runs(-6 + at10, 3), 10), ("RS (10)", _runs(-6, 1), 10),
+        ("RSVM (10)", _runs(-9, 2), 10),
+        ("SparseMI (50)", _runs(4, 0), 50), ("RS (50)", _runs(2.5, 1), 50),
+        ("RSVM (50)", _runs(1, 2), 50),
+        ("SparseMI (100)", _runs(5, 3), 100), ("RS (100)", _runs(4.5, 1), 100),
+        ("RSVM (100)", _runs(3, 2), 100)]}
+
+
+def _tst_rows(sparsemi=94.0):
+    return {("tst1", m): (a, n) for m, a, n in [
+        ("SparseMI", _runs(sparsemi - 80, 0), 10), ("mi-SVM", _runs(15, 1), 500),
+        ("MI-Kernel", _runs(15, 2), 1900), ("MILES", _runs(16, 3), 1000),
+        ("RS", _runs(8, 1), 10), ("RSVM", _runs(1, 2), 10)]}
+
+
+def test_claims_2_and_3_judge_the_gap_at_10_xvs_and_tst_comparability(monkeypatch):
+    from mlkit.papers.sparsemi import claims
+
+    saved = {"table1": _records(_table1_rows()), "table2": _records(_tst_rows())}
+    _patch_saved(monkeypatch, claims, saved)
     res = claims.claim_2()
     # margins over the better of RS / RSVM: +8 at 10, +1.5 at 50, +0.5 at 100
     assert "N_XV = 10: +8.00, 50: +1.50, 100: +0.50 (largest at 10: yes)" in res.measured
+    assert "in 3/3 cases" in res.measured and "beats both on 1/1 sets" in res.measured
     assert res.passed
     res = claims.claim_3()
     assert "TST: within 4 points of MI-Kernel's and MILES's mean with fewer XVs than" in \
         res.measured and res.passed
     # TST1 5 points below the baselines' mean: not comparable
-    saved["table2"] = _records({**tst, ("tst1", "SparseMI"): ([90.5, 90.5], 10)})
+    saved["table2"] = _records(_tst_rows(sparsemi=90.5))
     res = claims.claim_3()
     assert not res.passed and "(not: tst1 (+5.00 below, 10 vs 500+ XVs))" in res.measured
     # the gap largest at 50 instead of 10: claim 2 fails
-    saved["table1"] = _records({**t1, ("corel10", "SparseMI (10)"): ([81, 82], 10)})
+    saved["table1"] = _records(_table1_rows(at10=0.75))
     res = claims.claim_2()
     assert "(largest at 10: no)" in res.measured and not res.passed
+
+
+def test_claim_2_counts_a_tie_as_a_tie_with_the_paired_p_value(monkeypatch):
+    """A higher mean that a paired t-test does not separate is a tie, not a win: TST1 with
+    SparseMI 0.7 points above RS on average but varying by +-3 points from run to run."""
+    from mlkit.papers.sparsemi import claims
+
+    tst = _tst_rows()
+    swing = np.array([3.0, -2.5, 2.0, -3.0, 4.0])           # mean 0.7
+    tst[("tst1", "RS")] = (list(np.array(tst[("tst1", "SparseMI")][0]) - swing), 10)
+    saved = {"table1": _records(_table1_rows()), "table2": _records(tst)}
+    _patch_saved(monkeypatch, claims, saved)
+    res = claims.claim_2()
+    p = stats.ttest_rel(tst[("tst1", "SparseMI")][0], tst[("tst1", "RS")][0]).pvalue
+    assert p > 0.05
+    assert f"not on tst1 (vs RS 96.00 vs 95.30, tie (p={p:.2g})" in res.measured
+    assert "beats both on 0/1 sets" in res.measured and not res.passed
+
+
+def test_claims_pair_by_repetition_not_as_independent_samples(monkeypatch):
+    """SparseMI 0.6 points above MILES in every repetition (+-0.2), over repetitions that
+    differ by up to 30 points: a paired t-test finds it significant, an unpaired one (Welch
+    or pooled) does not. Claim 3's verdict and p-value are the paired test's."""
+    from mlkit.papers.sparsemi import claims
+
+    base = np.array([60.0, 90.0, 70.0, 85.0, 75.0])
+    rows = _table1_rows()
+    rows[("corel10", "MILES")] = (list(base), 400)
+    rows[("corel10", "SparseMI")] = (list(base + 0.6 + np.array([0.2, -0.2, 0.1, 0.0, -0.1])),
+                                     100)
+    saved = {"table1": _records(rows)}
+    _patch_saved(monkeypatch, claims, saved)
+    x, y = rows[("corel10", "SparseMI")][0], rows[("corel10", "MILES")][0]
+    p = stats.ttest_rel(x, y).pvalue
+    assert p < 0.05 and stats.ttest_ind(x, y).pvalue > 0.5
+    assert stats.ttest_ind(x, y, equal_var=False).pvalue > 0.5
+    res = claims.claim_3()
+    assert f"corel10: 76.60 vs 76.00, better (p={p:.2g})" in res.measured
+    assert "significantly more accurate (paired t) on 1, sparser on 1 of 1" in res.measured
+    # the repetitions listed in another order pair the same runs
+    saved["table1"] = _records(rows)[::-1]
+    assert f"better (p={p:.2g})" in claims.claim_3().measured
 
 
 def test_claims_compare_methods_over_the_same_repetitions(monkeypatch):
@@ -248,7 +319,7 @@ def test_claims_compare_methods_over_the_same_repetitions(monkeypatch):
     res = claims.claim_1()
     assert "corel10: 85.00 vs 85.00 (100 vs 300 XVs)" in res.measured
     res = claims.claim_3()
-    assert "corel10: 85.00 vs 80.00 (100 vs 400 XVs)" in res.measured
+    assert "corel10: 85.00 vs 80.00, better (p=0) (100 vs 400 XVs)" in res.measured
     # with no repetition in common, nothing is compared
     recs = [r for r in _records(rows) if not (r["method"] == "SparseMI" and r["repeat"] < 2)]
     recs += _records({("corel10", "SparseMI"): ([0, 0, 0, 0, 90], 100)})[4:]
@@ -259,7 +330,7 @@ def test_claims_pair_repetitions_not_folds():
     """The paper's paired t-tests are "on the differences over ten runs": on MUSK a run is a
     10-fold CV, so the claims compare its fold means, one value per repetition, paired
     repeat by repeat over the complete repetitions both methods have."""
-    from mlkit.papers.sparsemi.claims import _acc, paired_worse
+    from mlkit.papers.sparsemi.claims import _acc, paired
     from mlkit.targets import resolve_target, target_spec
 
     spec = target_spec(resolve_target("sparsemi/table1"))[1]     # MUSK1: 10-fold CV
@@ -278,8 +349,11 @@ def test_claims_pair_repetitions_not_folds():
     assert _acc(recs, "musk1", "MI-Kernel", spec) == pytest.approx({0: 89, 1: 79, 2: 89})
     only_partial = [r for r in recs if r["repeat"] == 3]
     assert _acc(only_partial, "musk1", "SparseMI", spec) == {}
-    # pairs by repeat over the repeats both have: {0, 1} here, a constant -1 difference;
-    # pairing by position (2 with 3) would give -1, -1, -50 and no significance
-    a, b = {0: 80.0, 1: 81.0, 2: 50.0}, {0: 81.0, 1: 82.0, 3: 100.0}
-    assert paired_worse(a, b, 0.05)
-    assert stats.ttest_rel([80, 81, 50], [81, 82, 100]).pvalue > 0.05
+    # pairs by repeat over the repeats both have: {0, 1, 4} here, a difference of -1, -1.5,
+    # -1.2; pairing by position (2 with 3) would give -1, -1.5, -50 and no significance
+    a, b = {0: 80.0, 1: 81.0, 2: 50.0, 4: 70.0}, {0: 81.0, 1: 82.5, 3: 100.0, 4: 71.2}
+    test = paired(a, b)
+    assert test.worse and test.n == 3 and test.dropped == 2
+    assert test.p == pytest.approx(stats.ttest_rel([80, 81, 70], [81, 82.5, 71.2]).pvalue,
+                                   rel=1e-12)
+    assert stats.ttest_rel([80, 81, 50], [81, 82.5, 100]).pvalue > 0.05

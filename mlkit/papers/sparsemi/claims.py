@@ -1,12 +1,18 @@
 """Claims of SparseMI (spec-sparsemi "Claims to check") from saved results; thresholds from
-the configs' ``thresholds:``. A claim whose results are missing is NOT RUN (passed=None)."""
+the configs' ``thresholds:``. A claim whose results are missing is NOT RUN (passed=None).
+
+Every "beats", "more accurate", "improves" or "differ" is a two-sided paired t-test over the
+repetitions both methods have (the paper's "paired t-test on the 10 runs"; MUSK: each
+repetition the mean of its 10-fold CV), at the level ``alpha`` of ``claims.yaml`` (the
+paper states none: 0.05); a difference that is not significant is a tie.
+"""
 
 import numpy as np
-from scipy import stats
 
-from ...experiment import folds_per_repeat, repetition_values
+from ...experiment import folds_per_repeat
+from ...stats import paired_ttest, repetition_values
 from ...targets import read_summary, resolve_target, saved_results, target_spec
-from ...verify import ClaimResult, register_claim
+from ...verify import ClaimResult, paper_alpha, register_claim
 
 PAPER = "sparsemi"
 
@@ -61,21 +67,11 @@ def _mean_xv(records, dataset, method, repeats):
                           and r["repeat"] in repeats]))
 
 
-def paired_worse(a, b, alpha):
-    """True when ``a`` is significantly below ``b`` ({repeat: value} each), paired repeat by
-    repeat over the repeats both have (paired t-test, two-sided, level alpha; with fewer
-    than 2 pairs: a plain comparison of means)."""
-    common = sorted(set(a) & set(b))
-    if not common:
-        return False
-    a, b = np.array([a[k] for k in common]), np.array([b[k] for k in common])
-    if len(a) < 2:
-        return bool(a.mean() < b.mean())
-    d = a - b
-    if d.std() <= 1e-9 * (1.0 + abs(d.mean())):     # constant difference: t is 0 or infinite
-        return bool(d.mean() < -1e-9)
-    p = stats.ttest_rel(a, b).pvalue
-    return bool(p < alpha and a.mean() < b.mean())
+def paired(a, b):
+    """:func:`~mlkit.stats.paired_ttest` of ``a`` against ``b`` ({repeat: accuracy} each)
+    at the paper's level, over the repetitions both have (the others are left out and
+    counted)."""
+    return paired_ttest(a, b, alpha=paper_alpha(PAPER), missing="drop")
 
 
 def _tag(out_dir, quick):
@@ -167,26 +163,49 @@ def claim_4():
     return ClaimResult(ok, "; ".join(parts) + tag)
 
 
+REDUCED = ("SparseMI", "RS", "RSVM")
+
+
 def _fixed_block(records, sets, sizes, spec):
-    """[(set, N_XV, SparseMI, RS, RSVM mean accuracies)] for the fixed-N_XV rows present
-    (``spec``: the config of the runs)."""
+    """[(set, N_XV, {method: {repeat: accuracy}})] of SparseMI, RS and RSVM for the
+    fixed-N_XV rows present (``spec``: the config of the runs), over the repetitions all
+    three have."""
     out = []
     for ds in sets:
         for n in sizes:
-            names = [f"{m} ({n})" if n else m for m in ("SparseMI", "RS", "RSVM")]
+            names = [f"{m} ({n})" if n else m for m in REDUCED]
             accs, reps = _compared(records, ds, names, spec)
             if reps:
-                out.append((ds, n, *[_mean(a) for a in accs]))
+                out.append((ds, n, dict(zip(REDUCED, accs))))
     return out
+
+
+def beats_both(accs):
+    """SparseMI against RS and against RSVM in one case ({method: {repeat: accuracy}}):
+    (it beats both, i.e. significantly better than each, {rival: PairedTest})."""
+    tests = {m: paired(accs["SparseMI"], accs[m]) for m in ("RS", "RSVM")}
+    return all(t.better for t in tests.values()), tests
+
+
+def _case(ds, n, tests):
+    """"set at N_XV (vs RS 80.55 vs 81.25, tie (p=0.47); vs RSVM ...)"."""
+    return (f"{ds}{f' at {n}' if n else ''} ("
+            + "; ".join(f"vs {m} {t.text()}" for m, t in tests.items()) + ")")
+
+
+def _largest_p(tests):
+    ps = [t.p for t in tests]
+    return f"largest p {max(ps):.2g}" if ps else "none"
 
 
 @register_claim(PAPER, 2, "SparseMI beats RS and RSVM in the majority of cases (largest gap at "
                 "N_XV = 10) and on all seven TST sets; accuracy grows with N_XV")
 def claim_2():
-    """Pass when SparseMI's mean accuracy beats both RS and RSVM in at least
-    ``reduced_win_fraction`` of the (set, N_XV) cases of Table I (table1.yaml's
-    ``thresholds:``), SparseMI (100) is above SparseMI (10) on at least half of the sets
-    and, when Table II has results, SparseMI beats both on all its TST sets."""
+    """Pass when SparseMI beats both RS and RSVM (paired t-tests, significantly better than
+    each) in at least ``reduced_win_fraction`` of the (set, N_XV) cases of Table I
+    (table1.yaml's ``thresholds:``), its mean margin over the better of them is largest at
+    N_XV = 10, SparseMI (100) is significantly above SparseMI (10) on at least half of the
+    sets and, when Table II has results, SparseMI beats both on all its TST sets."""
     target, records, out_dir, quick = _saved("table1")
     if target is None:
         return _missing("table1")
@@ -196,33 +215,45 @@ def claim_2():
     cases = _fixed_block(records, sets, (10, 50, 100), spec)
     if not cases:
         return _missing("table1", records)
-    wins = [s > max(rs, rsvm) for _, _, s, rs, rsvm in cases]
+    judged = [(d, n, *beats_both(accs)) for d, n, accs in cases]
+    wins = [w for _, _, w, _ in judged]
     frac = float(np.mean(wins))
-    acc = {(d, n): s for d, n, s, *_ in cases}
-    grows = [acc[(d, 100)] > acc[(d, 10)] for d in sets if (d, 10) in acc and (d, 100) in acc]
+    acc = {(d, n): accs["SparseMI"] for d, n, accs in cases}
+    grows = {d: paired(acc[(d, 100)], acc[(d, 10)]) for d in sets
+             if (d, 10) in acc and (d, 100) in acc}
+    n_grows = sum(t.better for t in grows.values())
     # the mean margin over the better of RS and RSVM at each N_XV: largest at 10 (paper)
-    gaps = {n: float(np.mean([s - max(rs, rsvm) for _, k, s, rs, rsvm in cases if k == n]))
-            for n in sorted({k for _, k, *_ in cases})}
+    gaps = {n: float(np.mean([_mean(a["SparseMI"]) - max(_mean(a["RS"]), _mean(a["RSVM"]))
+                              for _, k, a in cases if k == n]))
+            for n in sorted({k for _, k, _ in cases})}
     largest_at_10 = 10 not in gaps or gaps[10] >= max(gaps.values())
-    ok = (frac >= th["reduced_win_fraction"] and (not grows or np.mean(grows) >= 0.5)
+    ok = (frac >= th["reduced_win_fraction"] and (not grows or n_grows >= len(grows) / 2)
           and largest_at_10)
-    lost = [f"{d} at {n}" for (d, n, *_), w in zip(cases, wins) if not w]
-    text = (f"Table I: SparseMI beats RS and RSVM in {sum(wins)}/{len(wins)} cases "
-            f"(lost: {', '.join(lost) or 'none'}; paper: MUSK1 at 10, MUSK2 at 50, 100); mean "
+    not_won = [_case(d, n, t) for d, n, w, t in judged if not w]
+    won = [t for _, _, w, tests in judged if w for t in tests.values()]
+    text = (f"Table I: SparseMI beats RS and RSVM (paired t, significantly better than each) "
+            f"in {sum(wins)}/{len(wins)} cases ({_largest_p(won)}); not in: "
+            f"{', '.join(not_won) or 'none'} (paper: MUSK1 at 10, MUSK2 at 50, 100); mean "
             "margin over the better of them at N_XV = "
             + ", ".join(f"{n}: {g:+.2f}" for n, g in gaps.items())
             + f" (largest at 10: {'yes' if largest_at_10 else 'no'}); "
-            f"SparseMI (100) above SparseMI (10) on {sum(grows)}/{len(grows)} sets"
+            f"SparseMI (100) significantly above SparseMI (10) on {n_grows}/{len(grows)} sets"
+            + (" (" + ", ".join(f"{d} {t.text()}" for d, t in grows.items() if not t.better)
+               + ")" if n_grows < len(grows) else "")
             + _tag(out_dir, quick))
     t2, r2, out2, quick2 = _saved("table2")
     if t2 is None:
         text += "; Table II not run"
     else:
-        tst = _fixed_block(r2, sorted({r["dataset"] for r in r2}), (None,),
-                             target_spec(t2, quick=quick2)[1])
-        beat = [d for d, _, s, rs, rsvm in tst if s > max(rs, rsvm)]
+        tst = [(d, n, *beats_both(accs)) for d, n, accs in
+               _fixed_block(r2, sorted({r["dataset"] for r in r2}), (None,),
+                            target_spec(t2, quick=quick2)[1])]
+        beat = [d for d, _, w, _ in tst if w]
         ok &= len(beat) == len(tst)
-        text += (f"; Table II: beats both on {len(beat)}/{len(tst)} sets (paper 7/7)"
+        won = [t for _, _, w, tests in tst if w for t in tests.values()]
+        text += (f"; Table II: beats both on {len(beat)}/{len(tst)} sets (paper 7/7; "
+                 f"{_largest_p(won)})"
+                 + "".join(f"; not on {_case(d, n, t)}" for d, n, w, t in tst if not w)
                  + _tag(out2, quick2))
     return ClaimResult(bool(ok), text)
 
@@ -230,10 +261,10 @@ def claim_2():
 @register_claim(PAPER, 3, "SparseMI is more accurate than MILES on the dense sets and sparser "
                 "on most (not MUSK1)")
 def claim_3():
-    """Pass when SparseMI's mean accuracy exceeds MILES's on at least the fraction
-    ``miles_more_accurate`` of the Table I sets present and it has fewer XVs on at least the
-    fraction ``miles_sparser`` (table1.yaml's ``thresholds:``; the paper: all five dense sets
-    and four of them)."""
+    """Pass when SparseMI is more accurate than MILES (paired t-test: significantly better)
+    on at least the fraction ``miles_more_accurate`` of the Table I sets present and it has
+    fewer XVs on at least the fraction ``miles_sparser`` (table1.yaml's ``thresholds:``; the
+    paper: all five dense sets and four of them)."""
     target, records, out_dir, quick = _saved("table1")
     if target is None:
         return _missing("table1")
@@ -245,14 +276,16 @@ def claim_3():
         if not reps:
             continue
         nx = [_mean_xv(records, ds, k, reps) for k in ("SparseMI", "MILES")]
-        acc_wins += _mean(s) > _mean(m)
+        test = paired(s, m)
+        acc_wins += test.better
         sparse_wins += nx[0] < nx[1]
-        parts.append(f"{ds}: {_mean(s):.2f} vs {_mean(m):.2f} ({nx[0]:.0f} vs {nx[1]:.0f} XVs)")
+        parts.append(f"{ds}: {test.text()} ({nx[0]:.0f} vs {nx[1]:.0f} XVs)")
     if not parts:
         return _missing("table1", records)
     n = len(parts)
     ok = acc_wins >= th["miles_more_accurate"] * n and sparse_wins >= th["miles_sparser"] * n
-    text = (f"SparseMI vs MILES: more accurate on {acc_wins}, sparser on {sparse_wins} of "
+    text = (f"SparseMI vs MILES: significantly more accurate (paired t) on {acc_wins}, "
+            f"sparser on {sparse_wins} of "
             f"{len(parts)}: " + "; ".join(parts) + _tag(out_dir, quick))
     # TST: "comparable to mi-SVM, MI-Kernel and MILES with 10 XVs instead of 500-2500": on
     # every set within tst_comparable_gap points of MI-Kernel's and MILES's mean accuracy
@@ -289,17 +322,18 @@ INITS = ("random", "kmeans", "svm")
 @register_claim(PAPER, 5, "With optimisation the initialisations differ insignificantly "
                 "(except TST1, TST2); SparseMI improves significantly on its start except MUSK2")
 def claim_5():
-    """Paired t-tests (level ``alpha``) over fig3's repetitions (MUSK: each the mean of its
-    10-fold CV): pass when the three optimised initialisations differ significantly (some
-    pair) on at most ``init_differ_max`` sets and SparseMI fails to improve significantly on its t=0 start (best t=0 scheme vs the same
-    scheme optimised, for some scheme: no scheme improves) on at most ``no_gain_max`` sets
-    (fig3.yaml's ``thresholds:``)."""
+    """Paired t-tests (level ``alpha`` of claims.yaml) over fig3's repetitions (MUSK: each
+    the mean of its 10-fold CV): pass when the three optimised initialisations differ
+    significantly (some pair) on at most ``init_differ_max`` sets, SparseMI fails to improve
+    significantly on its t=0 start (no scheme's optimised runs significantly above the same
+    scheme's start) on at most ``no_gain_max`` sets, and the k-means start is significantly
+    below both other starts on at least ``kmeans_poor_min`` sparse sets (fig3.yaml's
+    ``thresholds:``)."""
     target, records, out_dir, quick = _saved("fig3")
     if target is None:
         return _missing("fig3")
     own, spec = target_spec(target, quick=quick)
     th = own.thresholds
-    alpha = th["alpha"]
     differ, no_gain, n = [], [], 0
     for ds in sorted({r["dataset"] for r in records}):
         opt = {i: _acc(records, ds, f"SparseMI {i}", spec) for i in INITS}
@@ -307,18 +341,24 @@ def claim_5():
         if not all(len(v) for v in (*opt.values(), *start.values())):
             continue
         n += 1
-        if any(paired_worse(opt[a], opt[b], alpha) for a in INITS for b in INITS if a != b):
-            differ.append(ds)
-        if not any(paired_worse(start[i], opt[i], alpha) for i in INITS):
-            no_gain.append(ds)
+        pairs = {(a, b): paired(opt[a], opt[b]) for i, a in enumerate(INITS)
+                 for b in INITS[i + 1:]}
+        if any(t.outcome in ("better", "worse") for t in pairs.values()):
+            differ.append(f"{ds} (" + ", ".join(f"{a} vs {b} {t.verdict()}"
+                                                for (a, b), t in pairs.items()
+                                                if t.outcome in ("better", "worse")) + ")")
+        gains = {i: paired(opt[i], start[i]) for i in INITS}
+        if not any(t.better for t in gains.values()):
+            no_gain.append(f"{ds} (" + ", ".join(f"{i} {t.text()}"
+                                                for i, t in gains.items()) + ")")
     if not n:
         return _missing("fig3", records)
     # without optimisation k-means is poor on 3 of the 7 sparse sets (paper): significantly
     # below both other starts
     sparse = set(own.options.sparse)
     poor = [ds for ds in sorted({r["dataset"] for r in records} & sparse)
-            if all(paired_worse(_acc(records, ds, "SparseMI kmeans t=0", spec),
-                                _acc(records, ds, f"SparseMI {i} t=0", spec), alpha)
+            if all(paired(_acc(records, ds, "SparseMI kmeans t=0", spec),
+                          _acc(records, ds, f"SparseMI {i} t=0", spec)).worse
                    for i in ("random", "svm"))]
     ok = (len(differ) <= th["init_differ_max"] and len(no_gain) <= th["no_gain_max"]
           and len(poor) >= th["kmeans_poor_min"])
