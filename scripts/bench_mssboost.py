@@ -12,16 +12,24 @@ read from its run records; ``--select`` reruns the selection here), measured sid
   prediction time (the truncated model on the test set);
 * NSBoost and RSBag Mean-AP at T = 100; MSSBoost's fit-time profile (shares of fit time);
 * the options beside the exact algorithm: float32 kernels (same algorithm) and the
-  approximations ``selection_subsample`` and ``shortlist`` (not the paper's algorithm).
+  approximations ``selection_subsample`` and ``shortlist`` (not the paper's algorithm);
+* the joint-loss step's share of MSSBoost's fit (:func:`measure_loss_share`): TRECVID-style
+  at Table 2's settings, against the loss as evaluated before ``JointLossSearch``
+  (:func:`reference_joint_loss`), with the two fits checked to select the same models.
 
 Times are CPU seconds (time.process_time) with wall seconds beside them; ratios use CPU time.
 
     MLKIT_DATA_MIRROR=/work/shared/data python scripts/bench_mssboost.py \\
         [--datasets trecvid-style corel5k-top39] [--T 100] [--select] [--no-approx]
+    python scripts/bench_mssboost.py --loss-share-only [--quick]   # ~1 CPU-minute (quick: ~7 s)
 
-The last line holds the corel5k-top39 figures (else the first collection's) as key=value:
+The last line holds key=value pairs: the corel5k-top39 figures (else the first collection's),
 train_speedup (CPU, the T = 100 fit), predict_speedup_90 (CPU, at the fewest models reaching
-90% of the Baseline's Mean-AP), and the four Mean-APs.
+90% of the Baseline's Mean-AP) and the four Mean-APs (not with --loss-share-only); then
+mssboost_loss_share (CPU of the loss step / CPU of the fit, median over seeds),
+mssboost_loss_share_before (the same with the reference loss), mssboost_loss_speedup (CPU of
+the reference loss step / CPU of the loss step, the same fits) and mssboost_loss_identical
+(both fits select the same models with the same weights and losses).
 """
 
 import argparse
@@ -32,11 +40,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from mlkit.config import ProtocolSpec
+from mlkit.config import ProtocolSpec, load_spec
 from mlkit.datasets import load_dataset
 from mlkit.experiment import make_splits
 from mlkit.methods import BaselineSVM, MSSBoost, NSBoost, RSBag
+from mlkit.methods.mssboost import _softplus
 from mlkit.metrics import mean_average_precision_score
 from mlkit.selection import select_mssboost_settings
 
@@ -54,6 +64,7 @@ CONFIG_LABELS = {"trecvid-style": "TRECVID-style", "corel5k-top39": "corel5k-top
 #: (the mssboost-settings method, Sec. 6.2.1's 2-fold CV on the training part of the same
 #: seed-0 split), the values table2.yaml uses.
 SELECTION = Path(__file__).resolve().parent.parent / "results" / "mssboost" / "selection"
+TABLE2 = Path(__file__).resolve().parent.parent / "configs" / "mssboost" / "table2.yaml"
 KEYS = ("baseline_gamma", "baseline_C", "gamma", "C", "rd", "rf")
 
 
@@ -163,8 +174,8 @@ def bench(label, T, seed, settings, approx, n_jobs):
         pred, F = _timed_predict(model, Xte)
         out[key] = {"map": _mean_ap(Yte, F), "fit_cpu": fit[0], "fit_wall": fit[1],
                     "pred_cpu": pred[0], "pred_wall": pred[1], "size": model.model_size_}
-        if hasattr(model, "fit_profile_") and key.startswith("MSSBoost"):
-            prof = model.fit_profile_
+        if hasattr(model, "fit_profile_cpu_") and key.startswith("MSSBoost"):
+            prof = model.fit_profile_cpu_
             out[key]["profile"] = {k: v / prof["total"] for k, v in prof.items() if k != "total"}
 
     # MSSBoost at T = 100 and at the fewest models reaching 90% / 100% of Baseline's Mean-AP
@@ -189,6 +200,130 @@ def bench(label, T, seed, settings, approx, n_jobs):
     return out
 
 
+def reference_joint_loss(F, Y, H, alpha, sample_weight=None, block=1 << 22):
+    """Eqn 1 of Yan et al. for every candidate, as MSSBoost evaluated it before
+    ``JointLossSearch`` (mlkit 9f13a89): every (k, l) pair with a non-zero alpha, every
+    round, in blocks of ``block`` elements. The reference the loss step is timed against."""
+    v = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+
+    def row_sums(A):
+        return A.sum(axis=1) if v is None else A @ v
+
+    neg_margin = np.ascontiguousarray((-Y * F).T)          # (L, N): -y_il F_l(x_i)
+    base = row_sums(_softplus(neg_margin))                 # (L,) current loss per label
+    loss = np.full(H.shape[1], base.sum())
+    kk, ll = np.nonzero(alpha)
+    if kk.size == 0:
+        return loss
+    YT = np.ascontiguousarray(Y.T, dtype=float)
+    HT = np.ascontiguousarray(H.T)
+    step = max(1, block // max(1, F.shape[0]))
+    for start in range(0, kk.size, step):
+        k, l = kk[start:start + step], ll[start:start + step]
+        arg = YT[l]
+        arg *= HT[k]
+        arg *= -alpha[k, l][:, None]
+        arg += neg_margin[l]
+        np.add.at(loss, k, row_sums(_softplus(arg, out=arg)) - base[l])
+    return loss
+
+
+class ReferenceSearch:
+    """Step 2(a) as MSSBoost evaluated it before ``JointLossSearch`` (same interface):
+    :func:`reference_joint_loss` of every candidate, then its argmin."""
+
+    def __init__(self, Y, sample_weight=None):
+        self._Y, self._v = Y, sample_weight
+
+    def argmin(self, F, H, alpha, grad, curvature, candidates=None):
+        if candidates is None:
+            candidates = np.arange(H.shape[1])
+        loss = reference_joint_loss(F, self._Y, H[:, candidates], alpha[candidates], self._v)
+        j = int(np.argmin(loss))
+        return int(candidates[j]), loss[j]
+
+
+class ReferenceMSSBoost(MSSBoost):
+    """MSSBoost selecting with :class:`ReferenceSearch` (the loss step before
+    ``JointLossSearch``); everything else is MSSBoost's."""
+
+    _loss_search = ReferenceSearch
+
+
+def measure_loss_share(quick=False, seeds=(0, 1, 2)):
+    """CPU share of the joint-loss step (Step 2(a) of Algorithm 2) in MSSBoost's fit.
+
+    TRECVID-style at Table 2's settings (configs/mssboost/table2.yaml, its ``quick:`` block
+    with ``quick``), one BLAS thread, one fit per seed (split and model seed) with
+    :class:`MSSBoost` and one with :class:`ReferenceMSSBoost`. CPU seconds of the loss step
+    come from ``fit_profile_cpu_["loss"]``, those of the fit from ``time.process_time``
+    around ``fit``.
+
+    Returns
+    -------
+    dict
+        ``mssboost_loss_share`` and ``mssboost_loss_share_before`` (medians over the seeds of
+        loss step / fit), ``mssboost_loss_speedup`` (median of the reference's loss-step CPU
+        over MSSBoost's), ``mssboost_loss_identical`` (every seed: the same models, weights
+        and training losses), the median CPU seconds and the per-seed figures.
+    """
+    spec = load_spec(TABLE2, quick=quick)
+    ds = next(d for d in spec.datasets if d.display == "TRECVID-style")
+    params = ds.params_for(next(m for m in spec.methods if m.display == "MSSBoost"))
+    data = load_dataset(ds.name, params=ds.params)
+    runs = []
+    with threadpool_limits(limits=1):
+        for seed in seeds:
+            tr, _ = _split(data, seed)
+            X, Y = data.X[tr], data.Y[tr]
+            run = {"seed": seed}
+            fitted = {}
+            for key, cls in (("after", MSSBoost), ("before", ReferenceMSSBoost)):
+                model = cls(**params, random_state=seed, n_jobs=1)
+                start = time.process_time()
+                model.fit(X, Y)
+                run[f"fit_cpu_{key}"] = time.process_time() - start
+                run[f"loss_cpu_{key}"] = model.fit_profile_cpu_["loss"]
+                fitted[key] = model
+            a, b = fitted["after"], fitted["before"]
+            run["identical"] = bool(
+                np.array_equal(a.estimator_labels_, b.estimator_labels_)
+                and all(np.array_equal(h.samples, g.samples)
+                        for h, g in zip(a.estimators_, b.estimators_))
+                and np.array_equal(a.alphas_, b.alphas_)
+                and np.array_equal(a.train_loss_, b.train_loss_))
+            runs.append(run)
+
+    def median(key):
+        return float(np.median([r[key] for r in runs]))
+
+    for r in runs:
+        r["share_after"] = r["loss_cpu_after"] / r["fit_cpu_after"]
+        r["share_before"] = r["loss_cpu_before"] / r["fit_cpu_before"]
+        r["speedup"] = r["loss_cpu_before"] / r["loss_cpu_after"]
+    return {"dataset": ds.display, "quick": quick, "n_train": int(len(tr)),
+            "n_labels": int(data.Y.shape[1]), "T": params["n_estimators"],
+            "seeds": list(seeds), "mssboost_loss_share": median("share_after"),
+            "mssboost_loss_share_before": median("share_before"),
+            "mssboost_loss_speedup": median("speedup"),
+            "mssboost_loss_identical": all(r["identical"] for r in runs),
+            "loss_cpu": median("loss_cpu_after"), "loss_cpu_before": median("loss_cpu_before"),
+            "fit_cpu": median("fit_cpu_after"), "fit_cpu_before": median("fit_cpu_before"),
+            "runs": runs}
+
+
+def _report_loss_share(r):
+    print(f"== joint-loss step of MSSBoost on {r['dataset']}{' (quick)' if r['quick'] else ''} "
+          f"({r['n_train']} training examples, {r['n_labels']} labels, T = {r['T']}; "
+          f"CPU seconds, one BLAS thread, medians over seeds {r['seeds']})")
+    print(f"   loss step {r['loss_cpu']:.2f}s of a {r['fit_cpu']:.1f}s fit "
+          f"({100 * r['mssboost_loss_share']:.1f}%); before JointLossSearch "
+          f"{r['loss_cpu_before']:.2f}s of {r['fit_cpu_before']:.1f}s "
+          f"({100 * r['mssboost_loss_share_before']:.1f}%); loss step "
+          f"{r['mssboost_loss_speedup']:.1f}x faster; same models, weights and losses: "
+          f"{r['mssboost_loss_identical']}")
+
+
 def _report(r):
     b = r["baseline"]
     s = r["settings"]
@@ -210,7 +345,7 @@ def _report(r):
               f"({m['fit_wall']:.1f}s wall); predict {m['pred_cpu']:.2f}s CPU; model size "
               f"{m['size']:.3g}")
         if "profile" in m:
-            print("      fit-time shares: " + ", ".join(
+            print("      fit-time shares (CPU): " + ", ".join(
                 f"{k} {100 * v:.0f}%" for k, v in sorted(m["profile"].items(),
                                                           key=lambda kv: -kv[1])))
     for name, lv in r["levels"].items():
@@ -244,9 +379,13 @@ def main():
     parser.add_argument("--no-approx", action="store_true")
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--loss-share-only", action="store_true",
+                        help="only measure the joint-loss step's share of MSSBoost's fit")
+    parser.add_argument("--quick", action="store_true",
+                        help="the loss share on table2's quick TRECVID-style (10 labels, T = 40)")
     args = parser.parse_args()
     results = []
-    for label in args.datasets:
+    for label in ([] if args.loss_share_only else args.datasets):
         given = args.settings.get(label, {})
         if args.select or args.select_only:
             name, params = COLLECTIONS[label]
@@ -276,18 +415,29 @@ def main():
         r = bench(label, args.T, args.seed, settings, not args.no_approx, args.n_jobs)
         _report(r)
         results.append(r)
-    if not results:
+    if args.select_only:
         return
+    share = measure_loss_share(quick=args.quick)
+    _report_loss_share(share)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump(results, fh, indent=1, default=float)
-    last = next((r for r in results if r["collection"] == "corel5k-top39"), results[0])
-    lv90 = last["levels"]["90%"]
-    print(" ".join([
-        f"train_speedup={last['baseline']['fit_cpu'] / last['MSSBoost']['fit_cpu']:.3g}",
-        "predict_speedup_90=" + (f"{lv90['predict_ratio']:.3g}" if lv90 else "not_reached"),
-        f"map_baseline={last['baseline']['map']:.4f}", f"map_mssboost={last['MSSBoost']['map']:.4f}",
-        f"map_nsboost={last['NSBoost']['map']:.4f}", f"map_rsbag={last['RSBag']['map']:.4f}"]))
+            json.dump({"collections": results, "loss_share": share}, fh, indent=1,
+                      default=float)
+    pairs = []
+    if results:
+        last = next((r for r in results if r["collection"] == "corel5k-top39"), results[0])
+        lv90 = last["levels"]["90%"]
+        pairs = [
+            f"train_speedup={last['baseline']['fit_cpu'] / last['MSSBoost']['fit_cpu']:.3g}",
+            "predict_speedup_90=" + (f"{lv90['predict_ratio']:.3g}" if lv90 else "not_reached"),
+            f"map_baseline={last['baseline']['map']:.4f}",
+            f"map_mssboost={last['MSSBoost']['map']:.4f}",
+            f"map_nsboost={last['NSBoost']['map']:.4f}", f"map_rsbag={last['RSBag']['map']:.4f}"]
+    print(" ".join(pairs + [
+        f"mssboost_loss_share={share['mssboost_loss_share']:.4f}",
+        f"mssboost_loss_share_before={share['mssboost_loss_share_before']:.4f}",
+        f"mssboost_loss_speedup={share['mssboost_loss_speedup']:.3g}",
+        f"mssboost_loss_identical={str(share['mssboost_loss_identical']).lower()}"]))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,8 @@
 """The mathematics of RSBag / NSBoost / MSSBoost (Yan et al. 2007) checked directly."""
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,7 +13,8 @@ from mlkit.datasets import make_mssboost_synthetic
 from mlkit.methods import MSSBoost, NSBoost, RSBag
 from mlkit.methods._base_models import fit_subspace_model, make_base_learner
 from mlkit.methods._sampling import balanced_bootstrap, random_subspace
-from mlkit.methods.mssboost import MIN_WEIGHT, chi2_significant, joint_loss, newton_step
+from mlkit.methods.mssboost import (MIN_WEIGHT, JointLossSearch, _newton_terms,
+                                    chi2_significant, joint_loss, newton_step)
 
 STUMPS = dict(base_learner="stump", rd=0.1, rf=0.5)
 
@@ -428,6 +432,9 @@ def test_parallel_pool_gives_the_same_svm_model(synthetic):
     prof = a.fit_profile_
     assert set(prof) >= {"fit_models", "score_models", "newton", "loss", "chi2", "total"}
     assert sum(v for k, v in prof.items() if k != "total") <= prof["total"] * 1.01
+    cpu = a.fit_profile_cpu_
+    assert set(cpu) == set(prof)
+    assert sum(v for k, v in cpu.items() if k != "total") <= cpu["total"] * 1.01
     assert a.fit_time_curve_.shape == (7, 2) and np.all(np.diff(a.fit_time_curve_[:, 0]) >= 0)
 
 
@@ -511,7 +518,7 @@ def test_approximate_selection_agrees_with_the_exact_one_in_most_rounds(syntheti
               "subsample": MSSBoost(selection_subsample=0.4, **STUMPS)}
     rows, w = selection_rows(Y, 0.4, np.random.default_rng(12345), min_positives=50)
     for m in (exact, *approx.values()):
-        m.fit_profile_ = defaultdict(float)
+        m.fit_profile_, m.fit_profile_cpu_ = defaultdict(float), defaultdict(float)
     F = np.zeros_like(Y)
     agree = {k: 0 for k in approx}
     regret = {k: [] for k in approx}
@@ -527,3 +534,180 @@ def test_approximate_selection_agrees_with_the_exact_one_in_most_rounds(syntheti
         F += H[:, k:k + 1] * alpha
     assert all(a > 10 for a in agree.values()), agree       # a majority of the 20 rounds
     assert all(np.mean(v) < 0.25 for v in regret.values()), regret
+
+
+# -- Step 2(a) by JointLossSearch: the argmin of Eqn 1, evaluating far less ------------------
+def _bench():
+    """scripts/bench_mssboost.py: the loss step as it was before JointLossSearch."""
+    path = Path(__file__).resolve().parent.parent / "scripts" / "bench_mssboost.py"
+    spec = importlib.util.spec_from_file_location("bench_mssboost", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def _eqn1(F, Y, h, a, v=None):
+    """Eqn 1 after F_l += a_l h, straight from the formula:
+    sum_i v_i sum_l log(1 + exp(-y_il (F_l(x_i) + a_l h(x_i))))."""
+    per_example = np.logaddexp(0.0, -Y * (F + np.outer(h, a))).sum(axis=1)
+    return per_example.sum() if v is None else per_example @ v
+
+
+def _search_problem(rng, weighted):
+    """Candidates clipped to [-1, 1] (many exactly +-1, as clipped SVM scores), rare and
+    common labels, margins up to where p (1 - p) is floored, masked (k, l) pairs (the
+    chi-square filter, NSBoost), and a duplicated candidate (an exact tie)."""
+    n, K, L = rng.integers(20, 90), rng.integers(3, 12), rng.integers(1, 6)
+    H = np.clip(rng.normal(scale=rng.choice([0.3, 1.0, 3.0]), size=(n, K)), -1, 1)
+    H[:, 1] = H[:, 0]
+    Y = np.where(rng.random((n, L)) < rng.choice([0.1, 0.4]), 1.0, -1.0)
+    F = rng.normal(scale=rng.choice([0.1, 2.0, 20.0]), size=(n, L))
+    mask = rng.random((K, L)) < 0.7
+    mask[1] = mask[0]
+    v = rng.random(n) * 3 if weighted else None
+    return F, Y, H, mask, v
+
+
+def _steps(F, Y, H, mask, v):
+    """alpha (Eqn 2, zero outside mask), H^T Z and (H^2)^T W, as MSSBoost computes them."""
+    P = expit(F)
+    num, den = _newton_terms(H, np.maximum(P * (1 - P), MIN_WEIGHT), (Y + 1) / 2 - P, v)
+    return np.divide(num, den, out=np.zeros_like(num), where=(den > 0) & mask), num, den
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_joint_loss_search_equals_eqn1(weighted):
+    """Every candidate's loss from the search equals Eqn 1 evaluated directly, round after
+    round (with what it kept from earlier rounds), with and without example weights."""
+    rng = np.random.default_rng(11 + weighted)
+    for _ in range(20):
+        F, Y, H, mask, v = _search_problem(rng, weighted)
+        search = JointLossSearch(Y, v)
+        for _ in range(5):
+            alpha, num, den = _steps(F, Y, H, mask, v)
+            for k in range(H.shape[1]):
+                got_k, loss = search.argmin(F, H, alpha, num, den, candidates=np.array([k]))
+                assert got_k == k
+                assert loss == pytest.approx(_eqn1(F, Y, H[:, k], alpha[k], v), rel=1e-12)
+            k = search.argmin(F, H, alpha, num, den)[0]
+            F = F + H[:, [k]] * alpha[k]
+            j = rng.integers(H.shape[1])
+            H[:, j] = np.clip(rng.normal(size=len(H)), -1, 1)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_joint_loss_search_pruning_never_changes_the_argmin(weighted, monkeypatch):
+    """Over random problems and consecutive rounds the search selects what the argmin of
+    every candidate's loss selects (the lowest index on exact ties), with the same loss,
+    while evaluating well under half of the candidates."""
+    import mlkit.methods.mssboost as mss
+
+    evaluated = []
+    full_changes = mss._loss_changes
+
+    def counting(neg_margin, YT, HT, alpha, kk, ll, base, v):
+        evaluated.append(kk[0])
+        return full_changes(neg_margin, YT, HT, alpha, kk, ll, base, v)
+
+    rng = np.random.default_rng(5 + weighted)
+    rounds = candidates = 0
+    for trial in range(150):
+        F, Y, H, mask, v = _search_problem(rng, weighted)
+        if trial % 10 == 0:
+            mask[:] = False                                   # nothing may move: k = 0
+        search = JointLossSearch(Y, v)
+        for _ in range(4):
+            alpha, num, den = _steps(F, Y, H, mask, v)
+            full = joint_loss(F, Y, H, alpha, v)
+            direct = [_eqn1(F, Y, H[:, k], alpha[k], v) for k in range(H.shape[1])]
+            monkeypatch.setattr(mss, "_loss_changes", counting)
+            k, loss = search.argmin(F, H, alpha, num, den)
+            monkeypatch.setattr(mss, "_loss_changes", full_changes)
+            assert k == np.argmin(full) and k != 1               # candidate 1 duplicates 0
+            assert loss == full[k]             # the same operations in the same order
+            assert loss == pytest.approx(min(direct), rel=1e-12)
+            F = F + H[:, [k]] * alpha[k]
+            H[:, rng.integers(2, H.shape[1])] = np.clip(rng.normal(size=len(H)), -1, 1)
+            rounds += 1
+            candidates += H.shape[1]
+    assert len(evaluated) < 0.4 * candidates, (len(evaluated), candidates)
+
+
+@pytest.mark.parametrize("bound", ["clip", "tanh"])
+def test_joint_loss_lower_bound_holds_and_is_second_order(bound):
+    """The search's bound on D_kl (the change of label l's loss when F_l += alpha_kl h_k)
+    never exceeds the change computed from Eqn 1, for any alpha, R_k = max|h| = 1 (clip) or
+    below (tanh), margins where W is floored; and for small alpha it agrees with the change
+    to third order: 0 <= D - bound <= c R |alpha|^3 + 1e-6 sum_i v_i h_i^2 alpha^2 + rounding."""
+    rng = np.random.default_rng(2)
+    squash = (lambda s: np.clip(s, -1, 1)) if bound == "clip" else np.tanh
+    for trial in range(40):
+        n, K, L = 60, 6, 4
+        H = squash(rng.normal(scale=2.0, size=(n, K)))
+        Y = np.where(rng.random((n, L)) < 0.3, 1.0, -1.0)
+        F = rng.normal(scale=[0.5, 3.0, 15.0, 30.0], size=(n, L))
+        v = rng.random(n) * 2 if trial % 2 else None
+        vv = np.ones(n) if v is None else v
+        alpha, num, den = _steps(F, Y, H, np.ones((K, L), dtype=bool), v)
+        small = rng.normal(scale=1e-3, size=alpha.shape)
+        large = rng.normal(scale=4.0, size=alpha.shape)
+        for a in (alpha, small, large):
+            search = JointLossSearch(Y, v)
+            search._update(F, H, a)
+            lower = search._lower_bounds(a, num, den)
+            current = vv @ np.logaddexp(0.0, -Y * F)
+            exact = np.array([[vv @ np.logaddexp(0.0, -Y[:, l] * (F[:, l] + a[k, l] * H[:, k]))
+                               - current[l] for l in range(L)] for k in range(K)])
+            scale = 1e-12 * current.sum()
+            assert np.all(lower <= exact + scale)
+            if a is small:
+                R = np.abs(H).max(axis=0)[:, None]
+                sq = ((H * H).T @ vv)[:, None]
+                assert np.all(exact - lower <= den * R * np.abs(a) ** 3
+                              + 1.01 * MIN_WEIGHT * sq * a ** 2 + 1e-8 * den * a ** 2 + scale)
+
+
+@pytest.mark.parametrize("cls,kw", [
+    (MSSBoost, {}), (MSSBoost, {"chi2_filter": True}), (MSSBoost, {"init": "prior"}),
+    (NSBoost, {"chi2_filter": True}), (MSSBoost, {"shortlist": 4}),
+    (MSSBoost, {"selection_subsample": 0.5}), (NSBoost, {"selection_subsample": 0.5})])
+def test_boosting_selects_as_the_full_evaluation(synthetic, cls, kw):
+    """MSSBoost/NSBoost with JointLossSearch against the same estimators selecting by the
+    joint loss of every candidate, as before it (scripts/bench_mssboost.py's
+    ReferenceSearch): the same models, weights and training losses."""
+    reference = type("Reference" + cls.__name__, (cls,),
+                     {"_loss_search": _bench().ReferenceSearch})
+    X, Y, _, _ = synthetic
+    fast = cls(15, random_state=4, **kw, **STUMPS).fit(X, Y)
+    slow = reference(15, random_state=4, **kw, **STUMPS).fit(X, Y)
+    np.testing.assert_array_equal(fast.estimator_labels_, slow.estimator_labels_)
+    for a, b in zip(fast.estimators_, slow.estimators_):
+        np.testing.assert_array_equal(a.samples, b.samples)
+    np.testing.assert_array_equal(fast.alphas_, slow.alphas_)
+    np.testing.assert_allclose(fast.train_loss_, slow.train_loss_, rtol=1e-14)
+
+
+def test_svm_boosting_selects_as_the_full_evaluation():
+    """The same on the kind of problem Table 2 runs: clipped RBF-SVM scores (mostly +-1),
+    rare labels, the chi-square filter; bit for bit."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 12))
+    score = X[:, :6] + 0.5 * X[:, 6:] + rng.normal(scale=0.5, size=(500, 6))
+    Y = (score > np.quantile(score, [0.97, 0.95, 0.9, 0.8, 0.7, 0.5], axis=0).diagonal())
+    kw = dict(base_learner="svm", rd=0.3, rf=0.5, gamma=1.0, C=10.0, chi2_filter=True,
+              random_state=0)
+    fast = MSSBoost(25, **kw).fit(X, Y.astype(int))
+    slow = _bench().ReferenceMSSBoost(25, **kw).fit(X, Y.astype(int))
+    np.testing.assert_array_equal(fast.estimator_labels_, slow.estimator_labels_)
+    np.testing.assert_array_equal(fast.alphas_, slow.alphas_)
+    np.testing.assert_array_equal(fast.train_loss_, slow.train_loss_)
+
+
+def test_bench_reference_loss_is_eqn1():
+    """The bench's reference (the loss step before JointLossSearch) is Eqn 1 too."""
+    rng = np.random.default_rng(8)
+    F, Y, H, mask, v = _search_problem(rng, weighted=True)
+    alpha = _steps(F, Y, H, mask, v)[0]
+    direct = [_eqn1(F, Y, H[:, k], alpha[k], v) for k in range(H.shape[1])]
+    np.testing.assert_allclose(_bench().reference_joint_loss(F, Y, H, alpha, v), direct,
+                               rtol=1e-12)

@@ -9,10 +9,13 @@ References
 ----------
 .. [1] R. Yan, J. Tesic, J. R. Smith. Model-shared subspace boosting for multi-label
    classification. KDD 2007, pp. 834-843.
+.. [2] F. Bach. Self-concordant analysis for logistic regression. Electronic Journal of
+   Statistics 4 (2010), pp. 384-414.
 """
 
 import time
 from collections import defaultdict
+from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
@@ -28,13 +31,20 @@ from ..registry import METHODS
 from ._base_models import BOUNDS, KERNEL_DTYPES, fit_subspace_model, make_base_learner
 from ._multilabel import MultiLabelClassifier
 
-__all__ = ["RSBag", "NSBoost", "MSSBoost", "newton_step", "joint_loss", "chi2_significant",
-           "Chi2Filter", "selection_rows"]
+__all__ = ["RSBag", "NSBoost", "MSSBoost", "newton_step", "joint_loss", "JointLossSearch",
+           "chi2_significant", "Chi2Filter", "selection_rows"]
 
 #: Lower bound on the Newton weights w_il (footnote 4 of [1]).
 MIN_WEIGHT = 1e-6
 #: Elements of one (N x chunk) block when evaluating the joint loss of many candidates.
 _LOSS_BLOCK = 1 << 22
+#: A candidate is skipped only when its lower bound exceeds the best joint loss found by this
+#: fraction of the current loss: far above the rounding of either (about 1e-13 relative), so
+#: a skipped candidate's computed loss could never have tied or won.
+_PRUNE_RTOL = 1e-9
+#: The curvature in the lower bound is shrunk by this fraction: p (1 - p) is computed to
+#: about 1e-10 relative wherever it is not floored at ``MIN_WEIGHT``.
+_CURVATURE_SLACK = 1e-8
 
 
 def newton_step(H, W, Z, sample_weight=None):
@@ -84,6 +94,30 @@ def _softplus(x, out=None):
     return out
 
 
+def _row_sums(A, v):
+    """sum_i v_i A[r, i] for every row r (plain sums when ``v`` is None). Each row is summed
+    on its own (numpy's pairwise sum), so a row's sum never depends on which other rows
+    share its block, as ``A @ v`` (BLAS) may in its last bit."""
+    return A.sum(axis=1) if v is None else (A * v).sum(axis=1)
+
+
+def _loss_changes(neg_margin, YT, HT, alpha, kk, ll, base, v):
+    """C_l(alpha_kl h_k) - C_l(0) for the pairs (kk[j], ll[j]): the change of label l's term
+    of Eqn 1 of [1]_ when F_l moves by alpha_kl h_k, in blocks of at most ``_LOSS_BLOCK``
+    elements. ``neg_margin`` (L, N) is -y_il F_l(x_i), ``YT`` (L, N) the labels, ``HT``
+    (K, N) the candidates, ``base`` (L,) the current C_l(0)."""
+    out = np.empty(kk.size)
+    step = max(1, _LOSS_BLOCK // max(1, neg_margin.shape[1]))
+    for start in range(0, kk.size, step):
+        k, l = kk[start:start + step], ll[start:start + step]
+        arg = YT[l]
+        arg *= HT[k]
+        arg *= -alpha[k, l][:, None]
+        arg += neg_margin[l]
+        out[start:start + step] = _row_sums(_softplus(arg, out=arg), v) - base[l]
+    return out
+
+
 def joint_loss(F, Y, H, alpha, sample_weight=None):
     """Joint logistic loss after a step, for every candidate (Eqn 1 of [1]_).
 
@@ -93,6 +127,8 @@ def joint_loss(F, Y, H, alpha, sample_weight=None):
     loss of label l), in blocks of at most ``_LOSS_BLOCK`` elements, so NSBoost costs O(NK)
     and MSSBoost O(NKL) without an (N, K, L) array in memory. The work runs on row-major
     transposes (labels and candidates as rows), so every gather is a contiguous copy.
+    Boosting selects with :class:`JointLossSearch`, which gives the same numbers for the
+    candidates it evaluates and evaluates far fewer.
 
     Parameters
     ----------
@@ -110,27 +146,161 @@ def joint_loss(F, Y, H, alpha, sample_weight=None):
     loss : ndarray of shape (K,)
     """
     v = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-
-    def row_sums(A):
-        return A.sum(axis=1) if v is None else A @ v
-
     neg_margin = np.ascontiguousarray((-Y * F).T)          # (L, N): -y_il F_l(x_i)
-    base = row_sums(_softplus(neg_margin))                 # (L,) current loss per label
+    base = _row_sums(_softplus(neg_margin), v)             # (L,) current loss per label
     loss = np.full(H.shape[1], base.sum())
     kk, ll = np.nonzero(alpha)
-    if kk.size == 0:
-        return loss
-    YT = np.ascontiguousarray(Y.T, dtype=float)
-    HT = np.ascontiguousarray(H.T)
-    step = max(1, _LOSS_BLOCK // max(1, F.shape[0]))
-    for start in range(0, kk.size, step):
-        k, l = kk[start:start + step], ll[start:start + step]
-        arg = YT[l]
-        arg *= HT[k]
-        arg *= -alpha[k, l][:, None]
-        arg += neg_margin[l]
-        np.add.at(loss, k, row_sums(_softplus(arg, out=arg)) - base[l])
+    if kk.size:
+        YT = np.ascontiguousarray(Y.T, dtype=float)
+        HT = np.ascontiguousarray(H.T)
+        # sequential in (k, l) order: candidate k's loss is base.sum() + its changes, l ascending
+        np.add.at(loss, kk, _loss_changes(neg_margin, YT, HT, alpha, kk, ll, base, v))
     return loss
+
+
+class JointLossSearch:
+    """Step 2(a) of Algorithm 2 of [1]_, exactly: the candidate whose Newton step gives the
+    smallest joint loss (Eqn 1), over the rounds of one fit (one ``Y``, one weighting).
+
+    The joint loss of candidate k is C_k = sum_l C_l + sum_l D_kl, where C_l is label l's
+    current loss and D_kl the change of C_l when F_l moves by alpha_kl h_k (zero where
+    alpha_kl = 0). Evaluating every D_kl every round (:func:`joint_loss`) costs O(N K L);
+    two exact savings leave a few candidates' changed pairs:
+
+    * **Only what changed.** D_kl depends on F_l, h_k and alpha_kl alone. A round moves F_l
+      only for the labels the selected model is weighted for and replaces one candidate, so
+      every other D_kl is kept from an earlier round. What changed is found by comparing F,
+      H and alpha with the values each kept D_kl was computed from, not assumed.
+    * **Candidates that cannot win are skipped.** With phi(a) label l's loss after
+      F_l += a h_k, phi''' = sum_i v_i u_i^3 s''(m_i + a u_i), u_i = -y_il h_ik, and the
+      logistic loss s(x) = log(1 + e^x) has |s'''| = |s''(1 - 2 sigma)| <= s'', so
+      |phi'''| <= R_k phi'' with R_k = max_i |h_ik|: phi''(a) >= phi''(0) e^{-R_k |a|}, and
+      integrating twice (Lemma 1 of [2]_)
+
+      .. math:: D_{kl} \\ge -\\alpha_{kl} g_{kl}
+                + c_{kl} \\frac{e^{-R_k|\\alpha_{kl}|} + R_k|\\alpha_{kl}| - 1}{R_k^2}
+
+      with g_kl = (H^T Z)_kl = -phi'(0) and c_kl = phi''(0) = sum_i v_i h_ik^2 p_il (1 -
+      p_il), at least the Newton curvature (H^2)^T W less its floor, 1e-6 sum_i v_i h_ik^2.
+      A candidate's bound is its kept D_kl plus the bounds of its other pairs. Candidates
+      are evaluated in increasing order of their bound until the next bound exceeds the
+      best loss found (by ``_PRUNE_RTOL`` of the current loss): those left cannot win.
+
+    An evaluated candidate's loss is computed by the operations of :func:`joint_loss`, in
+    the same order, so the selected candidate, its loss and ties (the lowest index wins, as
+    ``np.argmin``) are those of ``np.argmin(joint_loss(F, Y, H, alpha))``.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (N, L)
+        Labels in {-1, +1}.
+    sample_weight : ndarray of shape (N,), default=None
+        Weight v_i of each example's terms (see :func:`newton_step`); None is Eqn 1.
+    """
+
+    def __init__(self, Y, sample_weight=None):
+        self._YT = np.ascontiguousarray(Y.T, dtype=float)
+        self._v = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        self._F = None
+
+    def argmin(self, F, H, alpha, grad, curvature, candidates=None):
+        """The candidate with the smallest joint loss and that loss.
+
+        Parameters
+        ----------
+        F : ndarray of shape (N, L)
+            Current decision values.
+        H : ndarray of shape (N, K)
+            Predictions of the candidates.
+        alpha : ndarray of shape (K, L)
+            Each candidate's step (Eqn 2), zero where it is not allowed.
+        grad, curvature : ndarray of shape (K, L)
+            H^T Z and (H^2)^T W of the Newton step (:func:`newton_step`), with the same
+            weights.
+        candidates : ndarray of int, default=None
+            Compare only these (sorted) candidates; None is all of them.
+
+        Returns
+        -------
+        k : int
+        loss : float
+            C_k, the value ``joint_loss`` gives it.
+        """
+        self._update(F, H, alpha)
+        nonzero = alpha != 0
+        current = self._base.sum()
+        if candidates is None:
+            candidates = np.arange(H.shape[1])
+        bound = np.where(self._valid, self._change, self._lower_bounds(alpha, grad, curvature))
+        bound[~nonzero] = 0.0
+        lower = current + bound[candidates].sum(axis=1)
+        tol = _PRUNE_RTOL * abs(current)
+        best_k, best = -1, np.inf
+        for j in np.argsort(lower, kind="stable"):
+            if lower[j] > best + tol:
+                break
+            k = int(candidates[j])
+            loss = self._loss(k, alpha, np.flatnonzero(nonzero[k]), current)
+            if loss < best or (loss == best and k < best_k):
+                best_k, best = k, loss
+        return best_k, best
+
+    def _update(self, F, H, alpha):
+        """Bring the per-label and per-candidate terms up to F and H; invalidate every kept
+        D_kl whose F_l, h_k or alpha_kl changed."""
+        n, n_labels = F.shape
+        n_cand = H.shape[1]
+        if self._F is None or self._F.shape != F.shape or self._H.shape != H.shape:
+            self._F, self._H = np.array(F), np.array(H)
+            self._HT = np.ascontiguousarray(H.T)
+            self._neg_margin = np.empty((n_labels, n))
+            self._base = np.empty(n_labels)         # C_l, the current loss of each label
+            self._radius = np.empty(n_cand)         # R_k = max_i |h_ik|
+            self._sq = np.empty(n_cand)             # sum_i v_i h_ik^2
+            self._change = np.zeros((n_cand, n_labels))
+            self._alpha = np.zeros((n_cand, n_labels))
+            self._valid = np.zeros((n_cand, n_labels), dtype=bool)
+            labels, cands = np.arange(n_labels), np.arange(n_cand)
+        else:
+            labels = np.flatnonzero((F != self._F).any(axis=0))
+            cands = np.flatnonzero((H != self._H).any(axis=0))
+            self._F[:, labels] = F[:, labels]
+            self._H[:, cands] = H[:, cands]
+            self._HT[cands] = H[:, cands].T
+            self._valid[:, labels] = False
+            self._valid[cands] = False
+        self._valid &= alpha == self._alpha
+        if labels.size:
+            margin = -self._YT[labels] * F[:, labels].T
+            self._neg_margin[labels] = margin
+            self._base[labels] = _row_sums(_softplus(margin), self._v)
+        if cands.size:
+            h = self._HT[cands]
+            self._radius[cands] = np.abs(h).max(axis=1)
+            self._sq[cands] = _row_sums(h * h, self._v)
+
+    def _lower_bounds(self, alpha, grad, curvature):
+        """The bound on every D_kl (class docstring); meaningful where alpha_kl != 0."""
+        radius = self._radius[:, None]
+        c = np.maximum(curvature - MIN_WEIGHT * self._sq[:, None], 0.0) * (1 - _CURVATURE_SLACK)
+        ra = radius * np.abs(alpha)
+        shape = np.divide(np.expm1(-ra) + ra, radius ** 2, out=np.zeros_like(ra),
+                          where=radius > 0)
+        return -alpha * grad + c * shape
+
+    def _loss(self, k, alpha, labels, current):
+        """C_k: the current loss plus candidate k's changes, computing those not kept."""
+        todo = labels[~self._valid[k, labels]]
+        if todo.size:
+            self._change[k, todo] = _loss_changes(
+                self._neg_margin, self._YT, self._HT, alpha, np.full(todo.size, k), todo,
+                self._base, self._v)
+            self._alpha[k, todo] = alpha[k, todo]
+            self._valid[k, todo] = True
+        loss = current
+        for change in self._change[k, labels]:      # as joint_loss's np.add.at: l ascending
+            loss += change
+        return loss
 
 
 def chi2_significant(H, Y, p_value=0.025):
@@ -273,15 +443,26 @@ class _SubspaceEnsemble(MultiLabelClassifier):
                                     random_state=None)
         seeds = rng.randint(np.iinfo(np.int32).max, size=self._n_models_learned(Y.shape[1]))
         self.fit_profile_ = defaultdict(float)
-        start = time.perf_counter()
-        self._clock_start = (start, time.process_time())
+        self.fit_profile_cpu_ = defaultdict(float)
+        self._clock_start = (time.perf_counter(), time.process_time())
         # the loop's products are small: one BLAS thread avoids OpenBLAS's thread wake-up
         # latency, which dominates them on a busy machine
-        with threadpool_limits(limits=1, user_api="blas"):
+        with self._profiled("total"), threadpool_limits(limits=1, user_api="blas"):
             self.estimators_, self.alphas_ = self._build(X, Y, seeds, learner)
-        self.fit_profile_["total"] = time.perf_counter() - start
         self.fit_profile_ = dict(self.fit_profile_)
+        self.fit_profile_cpu_ = dict(self.fit_profile_cpu_)
         return self
+
+    @contextmanager
+    def _profiled(self, part):
+        """Add the block's wall seconds to ``fit_profile_[part]`` and its CPU seconds to
+        ``fit_profile_cpu_[part]``."""
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            self.fit_profile_[part] += time.perf_counter() - wall
+            self.fit_profile_cpu_[part] += time.process_time() - cpu
 
     def run_record_extras(self):
         """Fitted facts for the run record: base models, model size, fit-time profile."""
@@ -303,28 +484,25 @@ class _SubspaceEnsemble(MultiLabelClassifier):
 
     def _fit_models(self, X, Y, labels, seeds, learner):
         """Learn base models for the given labels with the given seeds (in parallel)."""
-        start = time.perf_counter()
         kw = dict(rd=self.rd, rf=self.rf, learner=learner, bound=self.score_bound,
                   kernel_dtype=self.kernel_dtype)
-        if len(labels) == 1:
-            models = [fit_subspace_model(X, Y[:, labels[0]] > 0, labels[0], seed=seeds[0], **kw)]
-        else:
-            models = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+        with self._profiled("fit_models"):
+            if len(labels) == 1:
+                return [fit_subspace_model(X, Y[:, labels[0]] > 0, labels[0], seed=seeds[0],
+                                           **kw)]
+            return Parallel(n_jobs=self.n_jobs, prefer="threads")(
                 delayed(fit_subspace_model)(X, Y[:, lab] > 0, lab, seed=s, **kw)
                 for lab, s in zip(labels, seeds))
-        self.fit_profile_["fit_models"] += time.perf_counter() - start
-        return models
 
     def _score_models(self, models, X):
         """h(x) of the given models on the rows of X as columns, shape (N, len(models))."""
-        start = time.perf_counter()
-        if len(models) == 1:
-            columns = [models[0].predict(X)]
-        else:
-            columns = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(h.predict)(X) for h in models)
-        self.fit_profile_["score_models"] += time.perf_counter() - start
-        return np.column_stack(columns)
+        with self._profiled("score_models"):
+            if len(models) == 1:
+                columns = [models[0].predict(X)]
+            else:
+                columns = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                    delayed(h.predict)(X) for h in models)
+            return np.column_stack(columns)
 
     # -- prediction ----------------------------------------------------------------------
     def base_predictions(self, X, *, return_times=False):
@@ -468,6 +646,9 @@ class _SubspaceBoosting(_SubspaceEnsemble):
     """Algorithm 2 of [1]_; ``_sharing`` decides whether a model may serve other labels."""
 
     _sharing = True
+    #: Step 2(a)'s evaluator: built once per fit from (Y, sample_weight), its ``argmin``
+    #: called every round (scripts/bench_mssboost.py swaps in the evaluation it replaced)
+    _loss_search = JointLossSearch
 
     #: constructor parameters that make the common tests' fits fast
     _quick_params = dict(n_estimators=5, base_learner="stump", rd=0.5, rf=1.0, random_state=0)
@@ -515,10 +696,8 @@ class _SubspaceBoosting(_SubspaceEnsemble):
                 time.process_time() - self._clock_start[1])
 
     def _timed(self, part, fn, *args, **kwargs):
-        start = time.perf_counter()
-        out = fn(*args, **kwargs)
-        self.fit_profile_[part] += time.perf_counter() - start
-        return out
+        with self._profiled(part):
+            return fn(*args, **kwargs)
 
     def _build(self, X, Y, seeds, learner):
         n, n_labels = Y.shape
@@ -539,6 +718,7 @@ class _SubspaceBoosting(_SubspaceEnsemble):
             rows, weights = selection_rows(
                 Y, self.selection_subsample, np.random.default_rng([int(seeds[0]), 1]))
             self.selection_rows_ = rows
+        search = self._loss_search(Y if rows is None else Y[rows], weights)
         y_star = (Y + 1) / 2
         self.init_score_ = self._initial_scores(Y)
         F = np.tile(self.init_score_, (n, 1))
@@ -547,7 +727,7 @@ class _SubspaceBoosting(_SubspaceEnsemble):
         clock = [self._clock()]
         for t in range(self.n_estimators):
             mask = allowed & chi2.significant if chi2 is not None else allowed
-            k, alpha_k, loss_k = self._select(F, Y, y_star, H, mask, rows, weights)
+            k, alpha_k, loss_k = self._select(F, Y, y_star, H, mask, rows, weights, search)
             F += H[:, k:k + 1] * alpha_k
             models.append(pool[k])
             alphas.append(alpha_k)
@@ -563,16 +743,17 @@ class _SubspaceBoosting(_SubspaceEnsemble):
         return models, np.array(alphas)
 
     def _newton(self, F, y_star, H, mask, weights=None):
-        """Eqn 2 for every candidate of H and every label, zero outside ``mask``; also the
-        gradient term H^T Z (for the Newton decrement)."""
-        start = time.perf_counter()
-        P = expit(F)
-        num, den = _newton_terms(H, np.maximum(P * (1 - P), MIN_WEIGHT), y_star - P, weights)
-        alpha = np.divide(num, den, out=np.zeros_like(num), where=(den > 0) & mask)
-        self.fit_profile_["newton"] += time.perf_counter() - start
-        return alpha, num
+        """Eqn 2 for every candidate of H and every label, zero outside ``mask``; also its
+        gradient term H^T Z and curvature (H^2)^T W (for the Newton decrement and the
+        bounds of :class:`JointLossSearch`)."""
+        with self._profiled("newton"):
+            P = expit(F)
+            num, den = _newton_terms(H, np.maximum(P * (1 - P), MIN_WEIGHT), y_star - P,
+                                     weights)
+            alpha = np.divide(num, den, out=np.zeros_like(num), where=(den > 0) & mask)
+        return alpha, num, den
 
-    def _select(self, F, Y, y_star, H, mask, rows, weights):
+    def _select(self, F, Y, y_star, H, mask, rows, weights, search=None):
         """Step 2(a): the candidate k whose Newton step gives the smallest joint loss; returns
         k, its weights alpha_k (L,) and the joint loss after the step.
 
@@ -580,22 +761,24 @@ class _SubspaceBoosting(_SubspaceEnsemble):
         candidates are compared on a weighted subsample and/or only the ``shortlist`` with
         the largest Newton decrement sum_l alpha_kl (H^T Z)_kl (the second-order estimate
         of the loss decrease) get their joint loss evaluated. The selected candidate's
-        alpha and loss are always computed on the whole training set."""
+        alpha and loss are always computed on the whole training set. ``search`` is the
+        fit's :class:`JointLossSearch` (on the subsample's rows and weights), which keeps
+        what it computed for the next round; None starts a new one."""
         if rows is None:
             Fs, Ys, ys, Hs = F, Y, y_star, H
         else:
             Fs, Ys, ys, Hs = F[rows], Y[rows], y_star[rows], H[rows]
-        alpha, num = self._newton(Fs, ys, Hs, mask, weights)
-        candidates = np.arange(H.shape[1])
-        if self.shortlist is not None and self.shortlist < len(candidates):
+        alpha, num, den = self._newton(Fs, ys, Hs, mask, weights)
+        candidates = None
+        if self.shortlist is not None and self.shortlist < H.shape[1]:
             decrement = (alpha * num).sum(axis=1)
             candidates = np.sort(np.argpartition(-decrement, self.shortlist - 1)
                                  [:self.shortlist])
-        loss = self._timed("loss", joint_loss, Fs, Ys, Hs[:, candidates], alpha[candidates],
-                           weights)
-        k = int(candidates[np.argmin(loss)])
+        if search is None:
+            search = self._loss_search(Ys, weights)
+        k, loss = self._timed("loss", search.argmin, Fs, Hs, alpha, num, den, candidates)
         if rows is None:            # alpha and loss already on the whole training set
-            return k, alpha[k], loss.min()
+            return k, alpha[k], loss
         alpha_k = self._newton(F, y_star, H[:, [k]], mask[[k]])[0][0]
         loss_k = self._timed("loss", joint_loss, F, Y, H[:, [k]], alpha_k[None, :])[0]
         return k, alpha_k, loss_k
@@ -662,6 +845,9 @@ class MSSBoost(_SubspaceBoosting):
         Seconds of ``fit`` spent learning base models ("fit_models"), scoring them on the
         training set ("score_models"), in the Newton steps ("newton"), the joint losses
         ("loss") and the chi-square filter ("chi2"), and in all ("total").
+    fit_profile_cpu_ : dict
+        The same parts in CPU seconds of the process (``time.process_time``), which other
+        processes on the machine do not inflate.
     fit_time_curve_ : ndarray of shape (T + 1, 2)
         Wall and CPU seconds since ``fit`` started, once the pool is learned (row 0) and
         after every round: the training cost of the prefix of t models is row t (the
