@@ -756,6 +756,16 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
         every backend, executes under ``threadpoolctl.threadpool_limits(1)``, so that
         BLAS/OpenMP pools use one thread and ``--jobs N`` uses N cores (joblib's own worker
         limit would give each of N workers cpu_count // N threads).
+
+        Runs that share a learned model are one task: an estimator class may declare
+        ``learning_family``, a string naming the model it learns and shares with other
+        estimators (LM3FS and LM3FT both learn ``"LM3FE"``; None or absent: it shares
+        nothing). The runs to compute of one (dataset, split, learning family) go to one
+        worker, one after the other, so the model is learned once in that worker's memory
+        whatever ``jobs`` is. Grouping changes no number, record or key: each record is
+        written, atomically, as soon as its task returns it (the runs finished before a
+        failing run of the task included), and ``jobs=1`` runs every run in order in this
+        process, where the memo is shared anyway.
     force : bool
         Recompute runs that already have a record.
     backend : str, optional
@@ -871,15 +881,17 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
                 for i, (d, m, s, _, _) in enumerate(todo)
             )
         else:
-            # each task sets its own limit too: OpenMP's is per thread
-            fn = _fit_and_score_one_thread
+            # each run sets its own limit too: OpenMP's is per thread. The runs that share a
+            # learned model are one task (_shared_learning_tasks); each task returns its runs'
+            # indices so records can be matched however they arrive
             parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
-            # each task returns its own index so records can be matched however they arrive
-            outputs = parallel(
-                delayed(_indexed)(i, fn, result.datasets[d], m, s, spec.metrics,
-                                  spec.curves, METHODS.get(m.name), *checkpoints[i])
-                for i, (d, m, s, _, _) in enumerate(todo)
-            )
+            outputs = _task_records(parallel(
+                delayed(_run_task)(_fit_and_score_one_thread, [
+                    (i, (result.datasets[todo[i][0]], todo[i][1], todo[i][2], spec.metrics,
+                         spec.curves, METHODS.get(todo[i][1].name), *checkpoints[i]))
+                    for i in task])
+                for task in _shared_learning_tasks(todo)
+            ))
         for i, rec in outputs:
             dataset, method, split, key, path = todo[i]
             rec.update(key=key, data_sha=result.datasets[dataset].fingerprint(),
@@ -922,3 +934,45 @@ def _checkpoint(record, key, data, kernels):
 
 def _indexed(i, fn, *args):
     return i, fn(*args)
+
+
+def _shared_learning_tasks(todo):
+    """The runs of ``todo`` (their indices) packed into the tasks of a parallel backend.
+
+    The runs of one dataset and split whose estimators declare the same
+    ``learning_family`` (a class attribute: e.g. LM3FS and LM3FT both learn LM3FE) are one
+    task, in ``todo`` order, placed where its first run is: their estimators learn the
+    shared model once in the worker's in-process memo. A run whose estimator declares none
+    (or None) is a task of its own."""
+    tasks, where = [], {}
+    for i, (dataset, method, split, _, _) in enumerate(todo):
+        family = getattr(METHODS.get(method.name), "learning_family", None)
+        group = (dataset, split.repeat, split.fold, family)
+        if family is not None and group in where:
+            tasks[where[group]].append(i)
+            continue
+        if family is not None:
+            where[group] = len(tasks)
+        tasks.append([i])
+    return tasks
+
+
+def _run_task(fn, calls):
+    """``[(i, fn(*args)) for i, args in calls]`` and the exception that stopped it, if any
+    (the runs finished before a failing one are kept: their records are still written)."""
+    done = []
+    for i, args in calls:
+        try:
+            done.append((i, fn(*args)))
+        except Exception as exc:        # re-raised by _task_records after the finished runs
+            return done, exc
+    return done, None
+
+
+def _task_records(outputs):
+    """The ``(index, record)`` pairs of the tasks' ``outputs`` one by one, as they arrive;
+    a task's exception is raised after its finished runs are given."""
+    for done, exc in outputs:
+        yield from done
+        if exc is not None:
+            raise exc

@@ -403,3 +403,134 @@ def test_validation_search_learns_once_per_weight_setting_and_lm3ft_reuses_it(mo
                       train, val, test, ["accuracy"], "accuracy")
     assert len(learned) == 8                                     # all eight reused
     LEARNED._store.clear()
+
+
+# ------------------------------------------------------------------ runs sharing LM3FE: one task
+_TINY = """paper: lm3fe
+artifact: table1
+render: lm3fe/table
+title: tiny
+datasets:
+  - {name: multiview-synthetic, label: synth n=4, role: NUS-WIDE, protocol: {n_labelled: 4},
+     params: {n_samples: 90, n_classes: 3, view_dims: [6, 5], n_informative: 2}}
+methods:
+  - {name: bsf, label: BSF, grid: {view: [0, 1]}}
+  - {name: mtfs, label: MTFS, params: {max_iter: 30}, grid: {lam: [0.1], percent: [50, 100]}}
+  - {name: lm3fs, label: LM3FS, params: {random_state: 0, max_iter: 2, sub_max_iter: 10},
+     grid: {gamma_A: [0.001, 0.1], gamma_B: [0.01], percent: [50, 100]}}
+  - {name: mtft, label: MTFT, params: {max_iter: 30}, grid: {lam: [0.1]}}
+  - {name: lm3ft, label: LM3FT, params: {random_state: 0, max_iter: 2, sub_max_iter: 10},
+     grid: {gamma_A: [0.001, 0.1], gamma_B: [0.01]}}
+protocol: {split: labelled, test_size: 0.5, validation_size: 0.2, repeats: 2, seed: 0,
+           n_labelled: 4}
+metrics: [accuracy, macro_f1]
+"""
+
+
+def _tiny_spec(tmp_path):
+    from mlkit.config import load_spec
+
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(_TINY)
+    return load_spec(cfg)
+
+
+def _todo(spec):
+    """The runner's todo list of ``spec`` (dataset label, method, split, key, path)."""
+    from mlkit.datasets import load_dataset
+    from mlkit.experiment import make_splits
+
+    ds = spec.datasets[0]
+    data = load_dataset(ds.name, params=ds.params)
+    return [(ds.display, ds.method_as_run(m), s, None, None)
+            for s in make_splits(data, ds.protocol_over(spec.protocol)) for m in spec.methods]
+
+
+def test_runs_sharing_a_learned_model_are_one_task(tmp_path):
+    """LM3FS and LM3FT of one split are one task (MTFS and MTFT another), BSF a task of its
+    own; every run is in exactly one task and a task keeps the config's order."""
+    from mlkit.experiment import _shared_learning_tasks
+
+    todo = _todo(_tiny_spec(tmp_path))
+    tasks = _shared_learning_tasks(todo)
+    assert sorted(i for t in tasks for i in t) == list(range(len(todo)))
+    named = [[(todo[i][2].repeat, todo[i][1].display) for i in t] for t in tasks]
+    assert named == [t for r in (0, 1) for t in ([(r, "BSF")], [(r, "MTFS"), (r, "MTFT")],
+                                                 [(r, "LM3FS"), (r, "LM3FT")])]
+    assert LM3FS.learning_family == LM3FT.learning_family == "LM3FE"
+    assert LM3FE.learning_family is None                  # the bare LM3FE caches nothing
+
+
+def test_one_task_learns_lm3fe_once_per_weight_setting(tmp_path, monkeypatch):
+    """A task running LM3FS then LM3FT of one split fits LM3FE once per (gamma_A, gamma_B)
+    setting, not twice: LM3FT reuses what LM3FS learned in the same worker."""
+    from mlkit.datasets import load_dataset
+    from mlkit.experiment import _fit_and_score, _run_task, _shared_learning_tasks
+    from mlkit.methods.multimodal._base import LEARNED
+    from mlkit.registry import METHODS
+
+    spec = _tiny_spec(tmp_path)
+    todo = _todo(spec)
+    ds = spec.datasets[0]
+    data = load_dataset(ds.name, params=ds.params)
+    task = next(t for t in _shared_learning_tasks(todo) if todo[t[0]][1].display == "LM3FS")
+    learned = []
+    orig = LM3FE._fit_model
+    monkeypatch.setattr(LM3FE, "_fit_model", lambda self, Xs, Ypm: (
+        learned.append((self.gamma_A, self.gamma_B)), orig(self, Xs, Ypm))[1])
+    LEARNED._store.clear()
+    calls = [(i, (data, todo[i][1], todo[i][2], spec.metrics, spec.curves,
+                  METHODS.get(todo[i][1].name))) for i in task]
+    done, exc = _run_task(_fit_and_score, calls)
+    LEARNED._store.clear()
+    assert exc is None and [i for i, _ in done] == task
+    assert sorted(learned) == [(0.001, 0.01), (0.1, 0.01)]
+    # the task's records are those of the runs done one at a time, each learning afresh
+    for i, rec in done:
+        alone = _fit_and_score(*calls[task.index(i)][1])
+        LEARNED._store.clear()
+        for k in ("metrics", "chosen", "validation", "grid_curves", "model", "test_extras"):
+            assert rec[k] == alone[k], k
+
+
+def test_a_failing_run_of_a_task_keeps_the_runs_finished_before_it():
+    from mlkit.experiment import _run_task, _task_records
+
+    def fn(x):
+        return 10 // x
+
+    done, exc = _run_task(fn, [(3, (5,)), (4, (0,)), (5, (1,))])
+    assert done == [(3, 2)] and isinstance(exc, ZeroDivisionError)
+    got = []
+    with pytest.raises(ZeroDivisionError):
+        for pair in _task_records(iter([([(0, 1)], None), (done, exc), ([(9, 9)], None)])):
+            got.append(pair)
+    assert got == [(0, 1), (3, 2)]
+
+
+def test_grouped_parallel_dispatch_gives_the_records_of_the_sequential_one(tmp_path):
+    """--jobs 2 (runs sharing LM3FE or MTFS's model packed into one task, in worker
+    processes) writes the same records, under the same keys and paths, as --jobs 1."""
+    import json
+
+    from mlkit.experiment import run
+
+    spec = _tiny_spec(tmp_path)
+    one = run(spec, tmp_path / "one", jobs=1)
+    two = run(spec, tmp_path / "two", jobs=2)
+    assert one.computed == two.computed == 10
+
+    def content(rec):
+        rec = dict(rec)
+        rec.pop("timings")                              # seconds differ run to run
+        return json.dumps(rec, sort_keys=True)
+
+    files = lambda root: sorted(p.relative_to(root) for p in root.glob("runs/*/*/*.json"))
+    assert files(tmp_path / "one") == files(tmp_path / "two")
+    assert len(files(tmp_path / "one")) == 10
+    for rel in files(tmp_path / "one"):
+        a = json.loads((tmp_path / "one" / rel).read_text())
+        b = json.loads((tmp_path / "two" / rel).read_text())
+        assert content(a) == content(b), rel
+    assert [content(r) for r in one.records] == [content(r) for r in two.records]
+

@@ -106,11 +106,17 @@ class LearnCache:
 
 LEARNED = LearnCache()
 
-def cached_learn(est, family, Xs, Ypm, learn, attrs):
-    """``learn(Xs, Ypm)`` unless :data:`LEARNED` holds the same family, parameters (but
-    ``est.post_fit_params``, which the learning does not use) and data; either way ``est`` ends with the learned ``attrs`` (those ``learn`` sets)."""
+
+def cached_learn(est, Xs, Ypm, learn, attrs):
+    """``learn(Xs, Ypm)`` unless :data:`LEARNED` holds the same learner, parameters (but
+    ``est.post_fit_params``, which the learning does not use) and data; either way ``est``
+    ends with the learned ``attrs`` (those ``learn`` sets).
+
+    The learner is ``est.learning_family`` (shared by the estimators that learn the same
+    thing), or the estimator's class name when it has none."""
     import copy
 
+    family = est.learning_family or type(est).__name__
     # what follows the learning (post_fit_params) is left out of the key
     params = {k: v for k, v in est.get_params().items()
               if k not in getattr(est, "post_fit_params", ())}
@@ -235,6 +241,14 @@ class MultiViewClassifierMixin(ClassifierMixin):
     #: parameters that change only what follows the costly fit (the runner's validation
     #: search sets them and calls :meth:`refit_post` instead of refitting everything)
     post_fit_params = ("percent", "n_neighbors", "rls_alpha")
+
+    #: the learner whose fitted state this estimator shares with other estimators (a
+    #: selection method and its transformation form: ``"LM3FE"`` for LM3FS and LM3FT), or
+    #: None when it shares it with none. Estimators of one family fitted with the same
+    #: learning parameters on the same data learn once (:func:`cached_learn`, a per-process
+    #: memo), and the runner (:func:`mlkit.experiment.run`) makes the runs of one family on
+    #: one dataset and split a single task, so that they share it under ``--jobs N`` too.
+    learning_family = None
 
     def refit_post(self, views, Y):
         """Refit only the downstream classifier (after ``set_params`` of ``percent``,

@@ -270,9 +270,8 @@ class _MultiViewMethod(MultiViewClassifierMixin, BaseEstimator):
         self._validate_params()
         Xs, Ypm = self._prepare(views, Y)
         # a selection method and its transformation form (same solver, same parameters,
-        # same data) learn once: the family is the class that defines _learn
-        family = next(c.__name__ for c in type(self).__mro__ if "_learn" in vars(c))
-        cached_learn(self, family, Xs, Ypm, self._learn, self._learned_attrs)
+        # same data) learn once: they declare the same learning_family
+        cached_learn(self, Xs, Ypm, self._learn, self._learned_attrs)
         return self._fit_downstream(Xs, Ypm)
 
     def _scores(self, views):
@@ -361,6 +360,7 @@ class CAT(_MultiViewMethod):
 
 
 class _MTFBase(_MultiViewMethod):
+    learning_family = "MTFS/MTFT"  # shared by the selection and transformation forms
     _quick_params = {"max_iter": 50}
     _parameter_constraints = {**_DOWN, "lam": [Interval(Real, 0, None, closed="left")],
                               "tol": [Interval(Real, 0, None, closed="left")],
@@ -411,6 +411,7 @@ class MTFT(_MTFBase):
 
 
 class _RFBase(_MultiViewMethod):
+    learning_family = "RFS/RFT"  # shared by the selection and transformation forms
     _parameter_constraints = {**_DOWN, "gamma": [Interval(Real, 0, None, closed="neither")],
                               "tol": [Interval(Real, 0, None, closed="left")],
                               "max_iter": [Interval(Integral, 1, None, closed="left")]}
@@ -462,6 +463,7 @@ class RFT(_RFBase):
 
 
 class _SSMVBase(_MultiViewMethod):
+    learning_family = "SSMVFS/SSMVFT"  # shared by the selection and transformation forms
     _quick_params = {"max_iter": 5}
     _parameter_constraints = {**_DOWN, "gamma1": [Interval(Real, 0, None, closed="neither")],
                               "gamma2": [Interval(Real, 0, None, closed="neither")],

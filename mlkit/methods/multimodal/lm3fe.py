@@ -258,6 +258,7 @@ class _LM3FDownstream(LM3FE):
     """LM3FE followed by the downstream classifier (shared by LM3FS and LM3FT)."""
 
     post_fit_params = ("percent", "n_neighbors", "rls_alpha")
+    learning_family = "LM3FE"  # LM3FS and LM3FT learn the same LM3FE
 
     _parameter_constraints = {**LM3FE._parameter_constraints,
                               **MultiViewClassifierMixin._downstream_constraints}
@@ -269,7 +270,7 @@ class _LM3FDownstream(LM3FE):
         self._validate_params()
         Xs, Ypm = self._prepare(views, Y)
         # LM3FS and LM3FT with the same parameters on the same data learn LM3FE once
-        cached_learn(self, "LM3FE", Xs, Ypm, self._fit_model, self._learned_attrs)
+        cached_learn(self, Xs, Ypm, self._fit_model, self._learned_attrs)
         return self._fit_downstream(Xs, Ypm)
 
     def _scores(self, views):
