@@ -15,6 +15,7 @@ from sklearn.exceptions import NotFittedError
 
 from mlkit.kernels import bag_reduce
 from mlkit.methods.mi import RSVM, MIKernel, SparseMI
+from mlkit.methods.mi import _label_mean
 from mlkit.methods.mi._label_mean import KZ_RIDGE, fit_label_mean_svm, label_mean_objective
 from mlkit.methods.mi.sparsemi import _BasisGeometry, _DenseGeometry, _objective_gradient
 from mlkit.registry import METHODS
@@ -345,3 +346,225 @@ def test_a_non_finite_gradient_is_an_error_not_convergence(monkeypatch):
                         lambda *args, **kwargs: np.full((3, 3), np.nan))
     with pytest.raises(FloatingPointError, match="not finite"):
         SparseMI(n_xv=3, C=1.0, t_max=3, random_state=0).fit(bags, y)
+
+
+# -- the inner solver: the finite Newton method ----------------------------------------------
+def inner_problem(n_bags, n_xv, n_classes=3, gamma=0.5, seed=0):
+    """A label-mean SVM problem of SparseMI's kind: bags of 2-5 points in 3-D, XVs drawn
+    from the instances, one-vs-rest labels (n_bags, n_classes) with the classes shifted
+    apart so that the problems are neither trivial nor separable."""
+    rng = np.random.default_rng(seed)
+    labels = np.arange(n_bags) % n_classes
+    bags = [rng.normal(size=(rng.integers(2, 6), 3)) + 1.5 * np.eye(3)[c % 3] * (c > 0)
+            for c in labels]
+    X, offsets = flat(bags)
+    Z = X[rng.choice(len(X), n_xv, replace=len(X) < n_xv)] + 0.05 * rng.normal(size=(n_xv, 3))
+    geo = _DenseGeometry(X, gamma)
+    K_xz, K_z = geo.kernels(Z)
+    A = bag_reduce(K_xz, offsets, "mean")
+    Y = np.where(labels[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
+    return A, Y, K_z + KZ_RIDGE * np.eye(n_xv)
+
+
+def whitened_gradient(A, y, K_z, C, beta, rho):
+    """Q's gradient (Eq. (14)-(16)) in the whitened coordinates gamma = L^T beta, where it
+    is not scaled by K_Z's conditioning: w + 2C B_S^T (f_S - y_S) and 2C 1^T (f_S - y_S)."""
+    L, B = _label_mean._whiten(A, K_z)
+    return label_mean_objective(np.r_[L.T @ beta, rho], B, y, None, C)[1]
+
+
+def scipy_optimum(A, y, K_z, C):
+    """Q's minimum by scipy's L-BFGS-B run to its limits (whitened coordinates)."""
+    from scipy.optimize import minimize
+
+    _, B = _label_mean._whiten(A, K_z)
+    res = minimize(label_mean_objective, np.zeros(B.shape[1] + 1), jac=True, method="L-BFGS-B",
+                   args=(B, y, None, C),
+                   options={"ftol": 0.0, "gtol": 1e-13, "maxiter": 100000, "maxfun": 100000})
+    return res.fun
+
+
+@pytest.mark.parametrize("n_bags,n_xv", [(120, 15), (40, 90)])      # n_bags > / < n_xv
+@pytest.mark.parametrize("C", [0.1, 10.0, 1000.0])
+def test_newton_reaches_the_optimum_with_the_kkt_conditions(n_bags, n_xv, C):
+    A, Y, K_z = inner_problem(n_bags, n_xv, seed=n_xv)
+    beta, rho, value = fit_label_mean_svm(A, Y, K_z, C, solver="newton")
+    lbfgs = fit_label_mean_svm(A, Y, K_z, C)
+    for c in range(Y.shape[1]):
+        y = Y[:, c]
+        f = A @ beta[:, c] + rho[c]
+        # the value returned is Q at the returned point (Eq. (12))
+        direct = 0.5 * beta[:, c] @ K_z @ beta[:, c] + C * np.sum(np.maximum(0, 1 - y * f) ** 2)
+        assert value[c] == pytest.approx(direct, rel=1e-9)
+        # the same minimum as scipy's L-BFGS-B at its tightest, and never above ours
+        ref = scipy_optimum(A, y, K_z, C)
+        assert value[c] == pytest.approx(ref, rel=1e-9)
+        assert value[c] <= lbfgs[2][c] * (1 + 1e-12)
+        # KKT: the gradient vanishes to rounding (C n_bags bounds its terms' size)
+        grad = whitened_gradient(A, y, K_z, C, beta[:, c], rho[c])
+        assert np.abs(grad).max() < 1e-13 * (1 + C * n_bags)
+        # and rho is stationary: the slacks of the active bags balance (Eq. (15))
+        active = y * f < 1
+        assert abs(np.sum((f - y)[active])) < 1e-9 * (1 + active.sum())
+
+
+@pytest.mark.parametrize("n_bags,n_xv", [(150, 12), (60, 40), (40, 120)])
+def test_the_three_routes_of_the_newton_point_agree(n_bags, n_xv):
+    """The Newton point of a set S, by the primal system (directly and from the whole
+    primal matrix less the inactive bags), the bag-space system and the inverse of the whole
+    bag-space matrix, is one point: the minimiser of Q_S, whose gradient
+    ``w + 2C B_S^T (f_S - y_S)``, ``2C 1^T (f_S - y_S)`` is zero."""
+    A, Y, K_z = inner_problem(n_bags, n_xv, seed=1)
+    _, B = _label_mean._whiten(A, K_z)
+    rng = np.random.default_rng(2)
+    y, C = Y[:, 1], 30.0
+    for share in (0.1, 0.5, 0.95):
+        S = rng.uniform(size=n_bags) < share
+        points = {}
+        for route in _label_mean._ActiveSetSolver.ROUTES:
+            solver = _label_mean._ActiveSetSolver(B, C, ("H", "G", "M_inv"))
+            solver.routes = (route,)                    # force the route
+            points[route] = solver.solve(S, y, 0.0)
+        for w, rho in points.values():
+            r = (B @ w + rho - y)[S]
+            grad = np.r_[w + 2 * C * B[S].T @ r, 2 * C * r.sum()]
+            assert np.abs(grad).max() < 1e-10 * (1 + C * S.sum())
+            np.testing.assert_allclose(w, points["primal"][0], atol=1e-9)
+            assert rho == pytest.approx(points["primal"][1], abs=1e-9)
+
+
+def test_the_plan_takes_the_fewest_flops():
+    plan = _label_mean._ActiveSetSolver.choose_plan
+    assert plan(600, 10, np.full(20, 100), 3) == ()              # few XVs, few active
+    assert plan(600, 50, np.full(20, 590), 3) == ("H",)          # few XVs, few inactive
+    assert plan(600, 500, np.full(20, 100), 3) == ("G",)         # small active sets
+    assert plan(600, 500, np.full(20, 590), 3) == ("G", "M_inv")  # few inactive bags
+    route, shared = _label_mean._ActiveSetSolver.costs(600, 500, 100)
+    assert route["bags"] == pytest.approx(100 ** 3 / 3) and shared["G"] == 600 ** 2 * 500
+
+
+def test_newton_warm_started_at_the_optimum_returns_it_at_once():
+    A, Y, K_z = inner_problem(80, 30, seed=3)
+    C = 10.0
+    beta, rho, value = fit_label_mean_svm(A, Y, K_z, C, solver="newton")
+    L, B = _label_mean._whiten(A, K_z)
+    for c in range(Y.shape[1]):
+        y = Y[:, c]
+        active = y * (A @ beta[:, c] + rho[c]) < 1
+        for route in _label_mean._ActiveSetSolver.ROUTES:
+            solver = _label_mean._ActiveSetSolver(B, C, ("H", "G", "M_inv"))
+            solver.routes = (route,)
+            w, r, _, v, converged, steps = _label_mean._newton(solver, y, C, active, 0.0)
+            # one solve (the Newton point of the optimum's active set), one check, no step
+            assert converged and steps == 1
+            assert v == pytest.approx(value[c], rel=1e-12)
+            np.testing.assert_allclose(w, L.T @ beta[:, c], atol=1e-9)
+    # through the public function, from the optimum's active sets
+    warm = fit_label_mean_svm(A, Y, K_z, C, solver="newton", active=Y * (A @ beta + rho) < 1)
+    np.testing.assert_allclose(warm[2], value, rtol=1e-12)
+
+
+def test_newton_on_a_problem_of_one_class():
+    """Every bag of one class: w = 0 and rho = +-1 put every bag on the margin at Q = 0,
+    the minimum (rho is not unique, any |rho| >= 1 of the right sign is optimal), from any
+    start: no bag active, every bag active."""
+    A, Y, K_z = inner_problem(50, 20, seed=4)
+    Y = np.column_stack([np.ones(50), -np.ones(50), Y[:, 1]])
+    for active in (None, np.zeros((50, 3), dtype=bool), np.ones((50, 3), dtype=bool)):
+        beta, rho, value = fit_label_mean_svm(A, Y, K_z, 10.0, solver="newton", active=active)
+        # zero to rounding (the joint (w, rho) route solves for w = 0 with rounding)
+        assert np.abs(beta[:, :2]).max() < 1e-10 and np.all(value[:2] < 1e-20)
+        assert rho[0] >= 1 - 1e-12 and rho[1] <= -1 + 1e-12
+        assert np.all(Y[:, :2] * (A @ beta[:, :2] + rho[:2]) > 1 - 1e-12)
+        assert value[2] > 1
+
+
+def test_line_search_is_the_exact_minimum_of_q_along_the_step():
+    """phi(t) = Q(w + t d, rho + t drho): its derivative (:func:`_line_search`'s phi') agrees
+    with finite differences, and the returned t is its minimum on a fine grid."""
+    rng = np.random.default_rng(5)
+    n, p, C = 60, 8, 3.0
+    B = rng.uniform(size=(n, p)) / np.sqrt(p)
+    y = np.where(rng.uniform(size=n) > 0.5, 1.0, -1.0)
+    for _ in range(5):
+        w, d = rng.normal(size=p), rng.normal(size=p)
+        rho, drho = rng.normal(), rng.normal()
+        f, df = B @ w + rho, B @ d + drho
+
+        def phi(t):
+            return _label_mean._value(w + t * d, f + t * df, y, C)
+
+        margin, slope = 1 - y * f, y * df
+        wd, dd = w @ d, d @ d
+        h = 1e-6
+        for t in (0.1, 0.7, 1.3):
+            deriv = wd + t * dd - 2 * C * slope @ np.maximum(0, margin - t * slope)
+            assert deriv == pytest.approx((phi(t + h) - phi(t - h)) / (2 * h), rel=1e-6, abs=1e-6)
+        t = _label_mean._line_search(margin, slope, wd, dd, C)
+        grid = np.linspace(0, 5, 20001)
+        best = grid[np.argmin([phi(g) for g in grid])]
+        assert phi(t) <= phi(best) + 1e-12 * abs(phi(best))
+        if 0 < best < 5:
+            assert t == pytest.approx(best, abs=5e-4)
+
+
+def test_line_search_takes_the_newton_point_when_no_bag_changes_side():
+    """With every breakpoint beyond t = 1, phi on [0, 1] is the active set's own quadratic,
+    minimal at the Newton point: exactly t = 1, where its root -c0 / c1 (the same number
+    mathematically) misses 1 by rounding."""
+    rng = np.random.default_rng(7)
+    C, exact = 1.0, 0
+    for _ in range(50):
+        margin = rng.uniform(0.5, 1.0, size=6)
+        slope = rng.uniform(0.0, 0.4, size=6)         # each leaves at m / s > 1
+        dd = rng.uniform(0.5, 2.0)
+        wd = 2 * C * slope @ (margin - slope) - dd    # phi'(1) = 0: 1 is the minimum
+        root = -(wd - 2 * C * slope @ margin) / (dd + 2 * C * slope @ slope)
+        exact += root == 1.0
+        assert _label_mean._line_search(margin, slope, wd, dd, C) == 1.0
+    assert exact < 50                                 # rounding misses 1 in some
+
+
+def test_newton_converges_where_whole_newton_steps_cycle():
+    """At C = 1e4 from every bag active, whole Newton steps (Chapelle's) raise Q and cycle
+    between active sets on some of these problems; with the Armijo test and the exact
+    line search as fallback every problem ends at scipy's optimum."""
+    C = 1e4
+    for seed in range(30, 40):
+        A, Y, K_z = inner_problem(100, 20, seed=seed)
+        _, B = _label_mean._whiten(A, K_z)
+        solver = _label_mean._ActiveSetSolver(B, C, ())
+        for c in range(Y.shape[1]):
+            *_, value, converged, steps = _label_mean._newton(
+                solver, Y[:, c], C, np.ones(100, dtype=bool))
+            assert converged and steps <= 30
+        assert value == pytest.approx(scipy_optimum(A, Y[:, c], K_z, C), rel=1e-9)
+
+
+def test_solver_and_active_set_errors():
+    A, Y, K_z = inner_problem(30, 10, seed=6)
+    with pytest.raises(ValueError, match="solver='bfgs'"):
+        fit_label_mean_svm(A, Y, K_z, 1.0, solver="bfgs")
+    with pytest.raises(ValueError, match="active has shape"):
+        fit_label_mean_svm(A, Y, K_z, 1.0, solver="newton", active=np.ones(30, dtype=bool))
+
+
+@pytest.mark.parametrize("cls", [SparseMI, RSVM])
+def test_newton_inner_solver_in_the_estimators(cls, monkeypatch):
+    """With Newton's method inside, RSVM and SparseMI at t_max = 0 reach a lower or equal
+    objective than with L-BFGS (the same optimum to ~1e-9), the same predictions, and
+    SparseMI's outer loop still never increases g."""
+    bags, y = make_mi(60, seed=17, n_classes=3)
+    kw = dict(n_xv=8, C=100.0, gamma=0.5, random_state=0)
+    if cls is SparseMI:
+        kw["t_max"] = 0
+    ref = cls(**kw).fit(bags, y)
+    monkeypatch.setattr(cls, "inner_solver", "newton")
+    new = cls(**kw).fit(bags, y)
+    a, b = np.sum(ref.objective_), np.sum(new.objective_)
+    assert b <= a * (1 + 1e-12) and b == pytest.approx(a, rel=1e-8)
+    np.testing.assert_array_equal(new.predict(bags), ref.predict(bags))
+    if cls is SparseMI:
+        model = SparseMI(n_xv=4, C=5, t_max=15, tol=0, last_try="continue",
+                         random_state=0).fit(bags, y)
+        assert model.n_iter_ >= 3 and np.all(np.diff(model.objective_) < 0)

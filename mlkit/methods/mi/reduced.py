@@ -290,6 +290,8 @@ class RSVM(InstanceExpansionMixin, MIClassifierBase):
     [0, 1, 0, 1]
     """
 
+    #: solver of the weights (:func:`._label_mean.fit_label_mean_svm`), as SparseMI's
+    inner_solver = "lbfgs"
     _parameter_constraints = {
         **MIClassifierBase._parameter_constraints,
         "n_xv": [Interval(Integral, 1, None, closed="left")],
@@ -313,7 +315,8 @@ class RSVM(InstanceExpansionMixin, MIClassifierBase):
         Z = X[self.support_]
         A = bag_reduce(rbf_kernel(X, Z, self.gamma_), offsets, "mean")
         K_z = rbf_kernel(Z, gamma=self.gamma_) + KZ_RIDGE * np.eye(len(self.support_))
-        beta, self.intercept_, self.objective_ = fit_label_mean_svm(A, Y, K_z, self.C)
+        beta, self.intercept_, self.objective_ = fit_label_mean_svm(
+            A, Y, K_z, self.C, solver=self.inner_solver)
         self.expansion_vectors_ = Z
         self.dual_coef_ = np.ascontiguousarray(beta.T)
 

@@ -270,6 +270,10 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     #: ``_SVM_INIT_MAX_ITER``: at C >= 1000 on TST it stopped unconverged, 1000 Newton
     #: iterations short of the 1,500-11,000 that a separable problem's near hard margin needs)
     svm_init_revision = 4
+    #: solver of the inner problem (:func:`._label_mean.fit_label_mean_svm`): "lbfgs" (the
+    #: paper's, Sec. IV-C) or "newton" (the same optimum to rounding, 10-100x cheaper; its
+    #: numbers differ in the last digits, so switching it is a numerics revision)
+    inner_solver = "lbfgs"
     _quick_params = {"n_xv": 3, "t_max": 3, "random_state": 0}
 
     _parameter_constraints = {
@@ -421,14 +425,22 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     # -- the optimisation --------------------------------------------------------------------
     def _solve(self, geometry, params, offsets, Y, warm=None):
         """g(params) and the inner optimum: (g, beta, rho, K_XZ, K_Z, A), A the bags' mean
-        kernel rows; g = inf when K_Z is numerically singular (coinciding XVs)."""
+        kernel rows; g = inf when K_Z is numerically singular (coinciding XVs). ``warm``:
+        (beta, rho, A) of a previous solve, its start (L-BFGS: that point; Newton: the
+        bags active there)."""
         K_xz, K_z = geometry.kernels(params)
         A = bag_reduce(K_xz, offsets, "mean")
+        init = active = None
+        if warm is not None:
+            init = warm[:2]
+            if self.inner_solver == "newton":       # the bags active at the warm optimum
+                active = Y * (warm[2] @ warm[0] + warm[1]) < 1
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 beta, rho, values = fit_label_mean_svm(
-                    A, Y, K_z + KZ_RIDGE * np.eye(len(K_z)), self.C, init=warm)
+                    A, Y, K_z + KZ_RIDGE * np.eye(len(K_z)), self.C, init=init,
+                    solver=self.inner_solver, active=active)
         except np.linalg.LinAlgError:
             return np.inf, None, None, K_xz, K_z, A
         return float(values.sum()), beta, rho, K_xz, K_z, A
@@ -488,7 +500,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                 accepted = None
                 for s in range(1, self.s_max + 1):
                     trial = params - step * G
-                    out = self._solve(geometry, trial, offsets, Y, warm=(beta, rho))
+                    out = self._solve(geometry, trial, offsets, Y, warm=(beta, rho, A))
                     if out[0] < g:
                         accepted = (trial, out)
                         if s == 1:
