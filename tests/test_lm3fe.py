@@ -534,3 +534,73 @@ def test_grouped_parallel_dispatch_gives_the_records_of_the_sequential_one(tmp_p
         assert content(a) == content(b), rel
     assert [content(r) for r in one.records] == [content(r) for r in two.records]
 
+
+# ------------------------------------------------------------------ speed-ups leave the numbers
+# objective_ and theta_ of LM3FE fits on _planted(5, n_per=8), max_iter=4, computed before the
+# sub-solvers were streamlined (one-problem Nesterov on floats, shared row norms, k computed
+# once, the theta-step's tensordot as its one product, clip as maximum/minimum)
+_BEFORE = {
+    "default": ([56.70732803290419, 14.382094969901221, 1.7517657995777942,
+                 0.45464129358983785, 0.45355698862992155],
+                [0.7812027768169634, 0.7063070911249476]),
+    "paper": ([56.72079257825875, 14.769309594553196, 4.732411804315569, 1.7907049064746663,
+               1.167569842735641], [0.9057074736578123, 0.7954847196009057]),
+    "spectral": ([43.55302585040151, 7.761720295287203, 3.7155861728970416, 3.538649702324444,
+                  3.362582638990508], [0.6247778745271356, 0.6190886372652493]),
+    "sparse": ([55.611926298813664, 14.336376640063428, 1.3810835440509888,
+                0.5052022810628886, 0.5030145726904417], None),
+}
+
+
+@pytest.mark.parametrize("case, kw", [("default", {}),
+                                      ("paper", dict(w_restart=True, keep_best=False)),
+                                      ("spectral", dict(lipschitz="spectral", gamma_B=0.1)),
+                                      ("sparse", {})])
+def test_lm3fe_numbers_are_those_before_the_speed_up(case, kw):
+    views, y = _planted(5, n_per=8, sparse=case == "sparse")
+    m = LM3FE(random_state=0, max_iter=4, **kw).fit(views, y)
+    objective, theta = _BEFORE[case]
+    np.testing.assert_allclose(m.objective_, objective, rtol=1e-9, atol=0)
+    if theta is not None:
+        np.testing.assert_allclose(m.theta_, theta, rtol=1e-9, atol=0)
+
+
+def test_nesterov_one_problem_path_equals_the_per_problem_path():
+    """A single problem (the U-step's scalar objective) takes the float path; the same
+    problem stacked twice takes the per-problem one: the same stop and the same point,
+    near the minimiser of the quadratic."""
+    rng = np.random.default_rng(3)
+    M = rng.normal(size=(6, 6))
+    A = M @ M.T + np.eye(6)
+    c = rng.normal(size=(6, 1))
+    L_A = float(np.linalg.eigvalsh(A).max())
+
+    def per_column(X):                          # one quadratic per column of X
+        AX = A @ X
+        return np.einsum("ij,ij->j", X, 0.5 * AX - c), AX - c
+
+    def scalar(X):
+        F, G = per_column(X)
+        return float(F[0]), G
+
+    for keep_best in (True, False):
+        X0 = rng.normal(size=(6, 1))
+        one, n_one = L.nesterov(X0, scalar, lambda _: L_A, tol=1e-6, max_iter=500,
+                                keep_best=keep_best)
+        two, n_two = L.nesterov(np.hstack([X0, X0]), per_column, lambda _: L_A, tol=1e-6,
+                                max_iter=500, keep_best=keep_best)
+        assert n_one == n_two < 500
+        np.testing.assert_allclose(one[:, 0], two[:, 0], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(two[:, 0], two[:, 1], rtol=0, atol=0)
+        # and it is a minimiser's neighbourhood: most of the gap to the optimum is closed
+        f_opt = scalar(np.linalg.solve(A, c))[0]
+        assert scalar(one)[0] - f_opt < 1e-2 * (scalar(X0)[0] - f_opt)
+
+
+def test_nearest_neighbours_are_the_stable_argsort_ties_to_the_lower_index():
+    from mlkit.methods.multimodal._base import _nearest
+
+    rng = np.random.default_rng(0)
+    D = rng.integers(0, 4, size=(50, 9)).astype(float)     # many ties
+    for k in (1, 2, 5):
+        np.testing.assert_array_equal(_nearest(D, k), np.argsort(D, axis=1, kind="stable")[:, :k])

@@ -134,6 +134,15 @@ def cached_learn(est, Xs, Ypm, learn, attrs):
         setattr(est, a, copy.deepcopy(v))
 
 
+def _nearest(D, k):
+    """The columns of the ``k`` smallest entries of each row of ``D`` (n, k), ties to the
+    lower index: the first ``k`` of a stable argsort; for ``k = 1`` its first column,
+    ``argmin`` (the first minimum; the distances are finite, the views being checked)."""
+    if k == 1:
+        return np.argmin(D, axis=1)[:, None]
+    return np.argsort(D, axis=1, kind="stable")[:, :k]
+
+
 class Downstream:
     """The downstream classifier of Sec. IV of Luo et al. (2016): kNN (NUS) or RLS (MIR).
 
@@ -173,8 +182,7 @@ class Downstream:
         """(n, C) task scores: mean +-1 label of the k nearest neighbours, or ridge output."""
         if self.kind == "knn":
             k = min(self.n_neighbors, self.X_.shape[0])
-            D = squared_distances(X, self.X_)
-            nn = np.argsort(D, axis=1, kind="stable")[:, :k]
+            nn = _nearest(squared_distances(X, self.X_), k)
             return self.Y_[nn].mean(axis=1)
         return dense_dot(X, self.coef_) + self.intercept_
 
@@ -184,8 +192,7 @@ class Downstream:
             k = min(self.n_neighbors, X.shape[0] - 1)
             D = squared_distances(X)
             np.fill_diagonal(D, np.inf)
-            nn = np.argsort(D, axis=1, kind="stable")[:, :k]
-            return Ypm[nn].mean(axis=1)
+            return Ypm[_nearest(D, k)].mean(axis=1)
         # ridge with an unpenalised intercept: hat matrix 11^T/n + Kc (Kc + alpha I)^-1
         n = X.shape[0]
         K = np.asarray((X @ X.T).toarray() if sp.issparse(X) else X @ X.T, dtype=float)

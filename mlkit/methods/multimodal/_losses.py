@@ -76,16 +76,33 @@ def smoothed_hinge(Y, F, s, sigma):
     u : ndarray of shape (N, C)
         ``u*``; ``d phi / d f = -u* y``.
     """
-    m = 1.0 - Y * F
     k = (sigma * s)[:, None]
-    u = np.clip(m / k, 0.0, 1.0)
-    loss = u * m - 0.5 * k * u * u
+    return _hinge_parts(Y, F, k, 0.5 * k)
+
+
+def _hinge_parts(Y, F, k, half_k):
+    """:func:`smoothed_hinge` with ``k = sigma ||x_i||_inf`` (N, 1) and ``k / 2`` given (the
+    sub-solvers compute them once, not at every iteration; the same operations in the same
+    order, so the same numbers bit for bit). ``u*`` is clipped to [0, 1] by
+    ``minimum(maximum(., 0), 1)``, which is ``np.clip`` without its wrappers: the two differ
+    only on -0.0, which ``(1 - y f) / k`` never is (``1 - a`` is +0.0 when ``a = 1``, a
+    nonzero ``1 - a`` is at least 2^-53 in size, and ``k = sigma ||x||_inf`` is nowhere near
+    large enough for the quotient to underflow to -0.0)."""
+    m = 1.0 - Y * F
+    u = np.minimum(np.maximum(m / k, 0.0), 1.0)
+    loss = u * m - half_k * u * u
     return loss, u
 
 
-def l21_norm(U):
-    """``||U||_{2,1}``: the sum of the Euclidean norms of the rows."""
-    return float(np.sqrt(np.einsum("ij,ij->i", U, U)).sum())
+def _row_squares(U):
+    """``||u^j||^2`` of every row of ``U``."""
+    return np.einsum("ij,ij->i", U, U)
+
+
+def l21_norm(U, row_squares=None):
+    """``||U||_{2,1}``: the sum of the Euclidean norms of the rows (``row_squares``: those
+    of ``U`` when already known)."""
+    return float(np.sqrt(_row_squares(U) if row_squares is None else row_squares).sum())
 
 
 def reweight_diag(U, eps):
@@ -94,7 +111,11 @@ def reweight_diag(U, eps):
     ``tr(U^T D U) + ||U_t||_{2,1} / 2`` (D from ``U_t``) majorises ``||U||_{2,1}`` and
     equals it at ``U_t`` (when eps = 0), the argument behind Theorem 3 of [1]_.
     """
-    return 0.5 / np.sqrt(np.einsum("ij,ij->i", U, U) + eps)
+    return _reweight_from_squares(_row_squares(U), eps)
+
+
+def _reweight_from_squares(row_squares, eps):
+    return 0.5 / np.sqrt(row_squares + eps)
 
 
 def modality_scores(Xs, U):
@@ -214,6 +235,9 @@ def nesterov(X1, fun_grad, lipschitz, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER, aft
     X = X1.copy()
     F1, G = fun_grad(X)
     F1 = np.atleast_1d(np.asarray(F1, dtype=float))
+    if F1.size == 1:
+        return _nesterov_one(X1, X, F1.item(), G, fun_grad, lipschitz, tol, max_iter,
+                             after_step, keep_best)
     best, F_best, F_prev = X.copy(), F1.copy(), F1.copy()
     active = np.ones(F1.shape, dtype=bool)
     acc = np.zeros_like(X)
@@ -223,7 +247,8 @@ def nesterov(X1, fun_grad, lipschitz, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER, aft
         Yt = X - G / L
         acc += 0.5 * t * G
         X_new = 2.0 / (t + 3) * (X1 - acc / L) + (t + 1.0) / (t + 3) * Yt
-        X = np.where(active, X_new, X)            # frozen problems keep their point
+        # frozen problems keep their point
+        X = X_new if active.all() else np.where(active, X_new, X)
         if after_step is not None:
             after_step(X)
         F, G = fun_grad(X)
@@ -238,6 +263,32 @@ def nesterov(X1, fun_grad, lipschitz, *, tol=SUB_TOL, max_iter=SUB_MAX_ITER, aft
         F_prev = F
         if not active.any():
             break
+    return (best if keep_best else X), t
+
+
+def _nesterov_one(X1, X, F1, G, fun_grad, lipschitz, tol, max_iter, after_step, keep_best):
+    """:func:`nesterov` for a single problem (one objective value, e.g. the U-step) from
+    ``X`` (a copy of ``X1``) where the objective is ``F1`` and the gradient ``G``: the same
+    iterates, stopping test and returned point, with the objective as a Python float (the
+    same IEEE operations as on a one-element array, without the per-problem masks)."""
+    best, F_best, F_prev = X, F1, F1
+    acc = np.zeros_like(X)
+    t = 0
+    for t in range(1, max_iter + 1):
+        L = lipschitz(X)
+        Yt = X - G / L
+        acc += 0.5 * t * G
+        X = 2.0 / (t + 3) * (X1 - acc / L) + (t + 1.0) / (t + 3) * Yt
+        if after_step is not None:
+            after_step(X)
+        F, G = fun_grad(X)
+        F = np.asarray(F, dtype=float).item()
+        if F < F_best:
+            best, F_best = X, F
+        den = abs(F - F1)
+        if not (abs(F - F_prev) / den if den > 0 else 0.0) > tol:
+            break
+        F_prev = F
     return (best if keep_best else X), t
 
 
@@ -295,9 +346,11 @@ def w_step(Z, Y, s, W0, b0, *, sigma, gamma_A, tol=SUB_TOL, max_iter=SUB_MAX_ITE
     Zt = np.hstack([Z, np.ones((N, 1))])          # z~_i = [z_i; 1]
     pen = np.ones((C + 1, 1))
     pen[-1] = 0.0                                  # the bias is not penalised
+    k = (sigma * s)[:, None]
+    half_k = 0.5 * k
 
     def fun_grad(Wt):
-        loss, u = smoothed_hinge(Y, Zt @ Wt, s, sigma)
+        loss, u = _hinge_parts(Y, Zt @ Wt, k, half_k)
         f = loss.sum(axis=0) + gamma_A * np.einsum("ij,ij->j", Wt[:-1], Wt[:-1])
         return f, -(Zt.T @ (u * Y)) + 2.0 * gamma_A * pen * Wt
 
@@ -339,20 +392,29 @@ def u_step(Xs, Y, s, U, theta, W, b, v, *, sigma, gamma_B, eps=1e-8, tol=SUB_TOL
     else:
         curv = C * N * tv * tv / sigma * np.max(squared_norms(Xv) / s) * np.max(
             np.einsum("ij,ij->j", W, W))
-    D = {"d": reweight_diag(U[v], eps)}
+    # D["d"]: the re-weighting of the last iterate; D["rows"]: that iterate and its row
+    # squares, which the L2,1 term of the objective at the same iterate reuses
+    D = {"d": reweight_diag(U[v], eps), "rows": (None, None)}
 
     XvT = Xv.T.tocsr() if sp.issparse(Xv) else Xv.T
+    # the products of a dense view without dense_dot's checks (the same products)
+    dot = dense_dot if sp.issparse(Xv) else np.matmul
+    k = (sigma * s)[:, None]
+    half_k = 0.5 * k
+    WT = W.T
 
     def fun_grad(Uv):
-        loss, u = smoothed_hinge(Y, scores(rest + tv * dense_dot(Xv, Uv), W, b), s, sigma)
-        f = loss.sum() + gamma_B * l21_norm(Uv)
-        return f, (-tv) * dense_dot(XvT, (u * Y) @ W.T) + 2.0 * gamma_B * D["d"][:, None] * Uv
+        loss, u = _hinge_parts(Y, (rest + tv * dot(Xv, Uv)) @ W + b, k, half_k)
+        seen, rows = D["rows"]
+        f = loss.sum() + gamma_B * l21_norm(Uv, rows if seen is Uv else None)
+        return f, (-tv) * dot(XvT, (u * Y) @ WT) + 2.0 * gamma_B * D["d"][:, None] * Uv
 
     def lipschitz(_):
         return max(curv + 2.0 * gamma_B * D["d"].max(), _MIN_L)
 
     def refresh(Uv):
-        D["d"] = reweight_diag(Uv, eps)
+        rows = _row_squares(Uv)
+        D["d"], D["rows"] = _reweight_from_squares(rows, eps), (Uv, rows)
 
     return nesterov(U[v], fun_grad, lipschitz, tol=tol, max_iter=max_iter, after_step=refresh,
                     keep_best=keep_best)
@@ -375,13 +437,21 @@ def theta_step(P, Y, s, theta, W, b, *, sigma, gamma_C, tol=SUB_TOL, max_iter=SU
         L = max(C * N / sigma * np.max(np.einsum("vnc,vnc->nc", A, A) / s[:, None])
                 + 2.0 * gamma_C, _MIN_L)
 
+    k = (sigma * s)[:, None]
+    half_k = 0.5 * k
+    A2 = A.reshape(len(P), N * C)
+
+    def scores_at(th):
+        # np.tensordot(th, A, axes=1) + b, by the one product tensordot makes
+        return np.dot(th.reshape(1, -1), A2).reshape(N, C) + b
+
     def fun(th):
-        loss, _ = smoothed_hinge(Y, np.tensordot(th, A, axes=1) + b, s, sigma)
+        loss, _ = _hinge_parts(Y, scores_at(th), k, half_k)
         return loss.sum() + gamma_C * np.dot(th, th)
 
     def grad(th):
-        G = _dloss(Y, np.tensordot(th, A, axes=1) + b, s, sigma)
-        return np.einsum("vnc,nc->v", A, G) + 2.0 * gamma_C * th
+        _, u = _hinge_parts(Y, scores_at(th), k, half_k)
+        return np.einsum("vnc,nc->v", A, -u * Y) + 2.0 * gamma_C * th
 
     return ogm(theta, grad, fun, L, tol=tol, max_iter=max_iter, keep_best=keep_best)
 
