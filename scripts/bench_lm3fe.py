@@ -12,11 +12,13 @@ Measures, in one run:
    U-gradient against a per-task loop (the obvious alternative) at the largest D;
 4. one quick pass of every method of Table I (fit + predict, default parameters, one draw,
    one percentage) on msrc-v1 with 6 labelled images per class (the cost of one cell);
-5. ``table1_s``: the wall time of the real full ``mlkit reproduce lm3fe/table1`` (every
-   dataset, count, draw, grid point and percentage of configs/lm3fe/table1.yaml): read from
-   the committed full run's manifest (``results/lm3fe/table1/manifest.json``, when all of
-   its runs were computed in that one invocation), or, with ``--run-table1``, measured now
-   by running it into a temporary results folder (``--jobs``; one BLAS thread per run).
+5. ``lm3fe_table1_s``: the wall time of the real full ``mlkit reproduce lm3fe/table1``
+   (every dataset, count, draw, grid point and percentage of configs/lm3fe/table1.yaml):
+   read from the committed full run's manifest (``results/lm3fe/table1/manifest.json``,
+   when all of its runs were computed in that one invocation), or, with ``--run-table1``,
+   measured now by :func:`measure_table1_seconds` (``--force --jobs 2`` into a temporary
+   folder; one BLAS thread per run), which other scripts can import. The machine may be
+   shared: its CPU seconds and the load average are printed beside the wall time.
 
 6. RFS's feature ranking against the ``skfeature`` package's RFS (``pip install
    skfeature-chappers``, the maintained fork on PyPI, or ``pip install -e ".[bench]"``;
@@ -25,8 +27,10 @@ Measures, in one run:
    and the overlap of the top 10%.
 
 Usage: ``python scripts/bench_lm3fe.py [--data /work/shared/data] [--n-per-class 50]
-[--run-table1 [--jobs 1]]``.
-The last line is ``fit_s=... iters=... ustep_slope=... peak_mb=... table1_s=...``.
+[--run-table1 [--jobs 2] [--table1-only]]`` (the data mirror is ``MLKIT_DATA_MIRROR``,
+see the README).
+The last line is ``fit_s=... iters=... ustep_slope=... peak_mb=... lm3fe_table1_s=...``
+(``--table1-only``: ``lm3fe_table1_s=... lm3fe_table1_cpu_s=...``).
 """
 
 import argparse
@@ -197,55 +201,89 @@ def compare_rfs_with_skfeature(data_root, n_per_class=8, gamma=0.1):
           f"fit {t_ours:.2f} s (ours) vs {t_sk:.2f} s (skfeature)")
 
 
-def full_table1(run, jobs):
-    """Wall seconds of the full lm3fe/table1 (see the module docstring, item 5), and the CPU
-    seconds of its fits (the sum of the records' fit times, searches included)."""
-    import json
+def measure_table1_seconds(jobs=2):
+    """Run the full ``mlkit reproduce lm3fe/table1 --force --jobs <jobs>`` now, into a
+    temporary folder, and return its times.
+
+    Returns a dict: ``wall_s`` (wall seconds of the command), ``cpu_s`` (user + system CPU
+    seconds of the command and its worker processes), ``runs_cpu_s`` (the sum of the
+    records' own ``cpu_s``), ``runs`` (records written), ``jobs`` and ``load_avg`` (the
+    1-minute load average at the start and at the end: other work on the machine inflates
+    the wall time, not the CPU time). Raises ``RuntimeError`` with the command's last error
+    line when it fails (e.g. the data mirror is not set).
+    """
     import os
     import subprocess
     import tempfile
 
+    from mlkit.experiment import load_records
+
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "lm3fe-table1"
+        # one BLAS thread per run (the runner limits every run too): the problems are tiny
+        env = {**os.environ, "MLKIT_RESULTS": tmp, "OPENBLAS_NUM_THREADS": "1",
+               "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        load0 = os.getloadavg()[0]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        proc = subprocess.run(["mlkit", "reproduce", "lm3fe/table1", "--force", "--jobs",
+                               str(jobs), "--out", str(out)], env=env, cwd=root,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode != 0:
+            last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise RuntimeError(f"mlkit reproduce lm3fe/table1 failed (exit "
+                               f"{proc.returncode}): {last}")
+        records = load_records(out)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall_s": wall, "cpu_s": cpu, "jobs": jobs, "runs": len(records),
+            "runs_cpu_s": sum(r["timings"]["cpu_s"] for r in records),
+            "load_avg": (load0, os.getloadavg()[0])}
+
+
+def full_table1(run, jobs):
+    """Wall seconds of the full lm3fe/table1 (see the module docstring, item 5): measured
+    now (``run``) or read from the committed manifest; with it, its CPU seconds (NaN when
+    read from a manifest, which does not keep them)."""
+    import json
+
     root = Path(__file__).resolve().parents[1]
     if run:
-        with tempfile.TemporaryDirectory() as tmp:
-            # one BLAS thread per run: the problems are tiny and threads only contend
-            # (identical numbers; ~3x faster in CPU time, see configs/lm3fe/table1.yaml)
-            env = {**os.environ, "MLKIT_RESULTS": tmp, "OPENBLAS_NUM_THREADS": "1",
-                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-            t0 = time.perf_counter()
-            subprocess.run(["mlkit", "reproduce", "lm3fe/table1", "--jobs", str(jobs)],
-                           check=True, env=env, cwd=root, stdout=subprocess.DEVNULL)
-            wall = time.perf_counter() - t0
-            manifest = json.loads((Path(tmp) / "lm3fe" / "table1" / "manifest.json")
-                                  .read_text())
-        print(f"full lm3fe/table1, run now (--jobs {jobs}): {wall:.0f} s wall")
-    else:
-        path = root / "results" / "lm3fe" / "table1" / "manifest.json"
-        if not path.is_file():
-            print(f"no full lm3fe/table1 manifest at {path}: run `mlkit reproduce lm3fe/table1` "
-                  "or pass --run-table1")
-            return float("nan")
-        manifest = json.loads(path.read_text())
-        full = manifest.get("full_run_wall_time_s")
-        wall = float(manifest["wall_time_s"])
-        if full is not None:             # the full run this manifest's runs come from
-            wall = float(full)
-        elif manifest["runs_reused"]:
-            # a re-render (or a partial rerun) times only what it computed: not a full table1
-            print(f"the committed manifest reused {manifest['runs_reused']} records, so its "
-                  f"wall time ({wall:.1f} s) is not a full table1's: table1_s=nan; pass "
-                  "--run-table1 to measure one")
-            wall = float("nan")
-        how = ("the full run it renders" if full is not None
-               else f"{manifest['runs_computed']} runs computed")
-        print(f"full lm3fe/table1 (committed manifest, {how}): {wall:.0f} s wall")
+        m = measure_table1_seconds(jobs)
+        print(f"full lm3fe/table1, run now (--force --jobs {m['jobs']}): {m['wall_s']:.0f} s "
+              f"wall, {m['cpu_s']:.0f} s CPU ({m['runs_cpu_s']:.0f} s in its {m['runs']} "
+              f"runs); load average {m['load_avg'][0]:.1f} at the start, "
+              f"{m['load_avg'][1]:.1f} at the end")
+        return m["wall_s"], m["cpu_s"]
+    path = root / "results" / "lm3fe" / "table1" / "manifest.json"
+    if not path.is_file():
+        print(f"no full lm3fe/table1 manifest at {path}: run `mlkit reproduce lm3fe/table1` "
+              "or pass --run-table1")
+        return float("nan"), float("nan")
+    manifest = json.loads(path.read_text())
+    full = manifest.get("full_run_wall_time_s")
+    wall = float(manifest["wall_time_s"])
+    if full is not None:             # the full run this manifest's runs come from
+        wall = float(full)
+    elif manifest["runs_reused"]:
+        # a re-render (or a partial rerun) times only what it computed: not a full table1
+        print(f"the committed manifest reused {manifest['runs_reused']} records, so its "
+              f"wall time ({wall:.1f} s) is not a full table1's: lm3fe_table1_s=nan; pass "
+              "--run-table1 to measure one")
+        wall = float("nan")
+    how = ("the full run it renders" if full is not None
+           else f"{manifest['runs_computed']} runs computed")
+    print(f"full lm3fe/table1 (committed manifest, {how}; {manifest['command']}): "
+          f"{wall:.0f} s wall")
     fits = sum(r["fit_s"] for r in manifest["runs"])
     per = {}
     for r in manifest["runs"]:
         per[r["method"]] = per.get(r["method"], 0.0) + r["fit_s"]
     print(f"  fit seconds of its runs (grid searches included): {fits:.0f}; by method: "
           + ", ".join(f"{k} {v:.0f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])))
-    return wall
+    return wall, float("nan")
 
 
 def main():
@@ -254,16 +292,29 @@ def main():
     ap.add_argument("--n-per-class", type=int, default=50)
     ap.add_argument("--run-table1", action="store_true",
                     help="time the full lm3fe/table1 now instead of reading its manifest")
-    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2, help="--jobs of --run-table1")
+    ap.add_argument("--table1-only", action="store_true",
+                    help="with --run-table1: measure only the full lm3fe/table1")
     args = ap.parse_args()
-    d = read_mat_views(Path(args.data) / "multiview/scene15/Scene-15.mat")
-    fit_s, iters, peak, tr = bench_fits(d.inputs, d.target, args.n_per_class)
-    slope = bench_ustep(d.inputs, d.target, tr)
-    bench_table1(args.data)
-    compare_rfs_with_skfeature(args.data)
-    table1_s = full_table1(args.run_table1, args.jobs)
+    if args.jobs < 1:
+        ap.error(f"--jobs {args.jobs}: give a positive number of parallel runs")
+    if args.table1_only and not args.run_table1:
+        ap.error("--table1-only goes with --run-table1")
+    try:
+        if args.table1_only:
+            wall, cpu = full_table1(True, args.jobs)
+            print(f"lm3fe_table1_s={wall:.2f} lm3fe_table1_cpu_s={cpu:.2f}")
+            return
+        d = read_mat_views(Path(args.data) / "multiview/scene15/Scene-15.mat")
+        fit_s, iters, peak, tr = bench_fits(d.inputs, d.target, args.n_per_class)
+        slope = bench_ustep(d.inputs, d.target, tr)
+        bench_table1(args.data)
+        compare_rfs_with_skfeature(args.data)
+        table1_s, _ = full_table1(args.run_table1, args.jobs)
+    except (OSError, RuntimeError) as exc:
+        raise SystemExit(f"bench_lm3fe: {exc}") from None
     print(f"fit_s={fit_s:.2f} iters={iters} ustep_slope={slope:.2f} peak_mb={peak:.1f} "
-          f"table1_s={table1_s:.2f}")
+          f"lm3fe_table1_s={table1_s:.2f}")
 
 
 if __name__ == "__main__":
