@@ -263,6 +263,9 @@ def full_table1(run, jobs):
               "or pass --run-table1")
         return float("nan"), float("nan")
     manifest = json.loads(path.read_text())
+    from mlkit.experiment import manifest_records
+
+    records = manifest_records(path.parent)
     full = manifest.get("full_run_wall_time_s")
     wall = float(manifest["wall_time_s"])
     if full is not None:             # the full run this manifest's runs come from
@@ -277,10 +280,10 @@ def full_table1(run, jobs):
            else f"{manifest['runs_computed']} runs computed")
     print(f"full lm3fe/table1 (committed manifest, {how}; {manifest['command']}): "
           f"{wall:.0f} s wall")
-    fits = sum(r["fit_s"] for r in manifest["runs"])
+    fits = sum(r["timings"]["fit_s"] for r in records)
     per = {}
-    for r in manifest["runs"]:
-        per[r["method"]] = per.get(r["method"], 0.0) + r["fit_s"]
+    for r in records:
+        per[r["method"]] = per.get(r["method"], 0.0) + r["timings"]["fit_s"]
     print(f"  fit seconds of its runs (grid searches included): {fits:.0f}; by method: "
           + ", ".join(f"{k} {v:.0f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])))
     return wall, float("nan")

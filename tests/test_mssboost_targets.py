@@ -180,14 +180,14 @@ def test_table2_uses_the_settings_the_selection_target_chose():
 
     from mlkit.config import load_spec
 
-    runs = sorted((CONFIGS.parent / "results" / "mssboost" / "selection" / "runs").glob(
-        "*/*/*.json"))
-    assert runs, "no committed mssboost/selection runs (results/mssboost/selection/runs)"
+    from mlkit.experiment import manifest_records
+
+    runs = manifest_records(CONFIGS.parent / "results" / "mssboost" / "selection")
+    assert runs, "no committed mssboost/selection runs (results/mssboost/selection)"
     table2 = load_spec(CONFIGS / "mssboost" / "table2.yaml")
     by_label = {d.display: d for d in table2.datasets}
     methods = {m.display: m for m in table2.methods}
-    for path in runs:
-        rec = json.loads(path.read_text())
+    for rec in runs:
         chosen, ds = rec["model"], by_label[rec["dataset"]]
         base = ds.params_for(methods["Baseline"])
         assert (base["gamma"], base["C"]) == (chosen["baseline_gamma"], chosen["baseline_C"])
