@@ -7,7 +7,8 @@ import scipy.io as sio
 from mlkit._errors import DataError
 from mlkit.datasets._containers import Views
 from mlkit.datasets.catalog import describe
-from mlkit.datasets.mat_views import MV_COUNTS, load_leaves100, read_mat_views
+from mlkit.datasets.mat_views import (MV_COUNTS, load_leaves100, read_mat_view_files,
+                                      read_mat_views)
 from mlkit.registry import DATASETS, FORMATS
 
 
@@ -112,18 +113,84 @@ def test_corrupt_files_give_one_clear_line(tmp_path, case):
     assert EXPECTED[case] in message and str(path) in message and "\n" not in message
 
 
-# -- real data -------------------------------------------------------------------------------
-MIRROR_FILES = {
-    "mfeat": "uci_mfeat/Handwritten.mat",
-    "msrc-v1": "msrc_v1/MSRC-v5.mat",
-    "scene15": "scene15/Scene-15.mat",
-    "leaves100": "leaves100/100Leaves.mat",
+# -- one view per file (Corel MPEG-7 layout) ------------------------------------------------
+def _view_files(tmp_path, mats, keys=None):
+    paths = []
+    for v, X in enumerate(mats):
+        path = tmp_path / f"v{v}.mat"
+        sio.savemat(path, {(keys or [f"view{v}_all"] * len(mats))[v]: X})
+        paths.append(path)
+    return paths
+
+
+def test_one_view_per_file_with_labels_from_row_blocks(tmp_path):
+    mats = _views(n=12, dims=(3, 5))
+    mats[0] = (mats[0] * 10).astype(np.int16)
+    paths = _view_files(tmp_path, mats, keys=["a_all", "b_all"])
+    data = read_mat_view_files(paths, rows_per_class=4, name="toy")
+    assert data.name == "toy" and data.view_names == ["a_all", "b_all"]
+    for got, want in zip(data.views, mats):
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, want.astype(float))
+    np.testing.assert_array_equal(data.y, np.repeat([0, 1, 2], 4))
+    assert data.class_names == ["1", "2", "3"] and data.synthetic is False
+    named = read_mat_view_files(paths, rows_per_class=6, view_names=["A", "B"])
+    assert named.view_names == ["A", "B"] and np.bincount(named.y).tolist() == [6, 6]
+
+
+VIEW_FILE_ERRORS = {
+    "unequal-rows": ([np.ones((12, 2)), np.ones((11, 2))], 4, "different numbers of rows [12, 11]"),
+    "not-a-multiple": ([np.ones((12, 2)), np.ones((12, 3))], 5,
+                       "not a multiple of rows_per_class=5"),
+    "nan": ([np.full((12, 2), np.nan)], 4, "NaN or infinity"),
+    "not-2d": ([np.ones((12, 2, 2))], 4, "2-D numeric matrix"),
+    "two-variables": (None, 4, "exactly one variable"),
+    "garbage": (None, 4, "truncated or corrupt"),
 }
+
+
+@pytest.mark.parametrize("case", sorted(VIEW_FILE_ERRORS))
+def test_view_file_errors_give_one_clear_line(tmp_path, case):
+    mats, rows_per_class, expected = VIEW_FILE_ERRORS[case]
+    if case == "two-variables":
+        paths = [tmp_path / "two.mat"]
+        sio.savemat(paths[0], {"a": np.ones((12, 2)), "b": np.ones((12, 2))})
+    elif case == "garbage":
+        paths = [tmp_path / "garbage.mat"]
+        paths[0].write_bytes(b"this is not a MATLAB file\n" * 20)
+    else:
+        paths = _view_files(tmp_path, mats)
+    with pytest.raises(DataError) as info:
+        read_mat_view_files(paths, rows_per_class=rows_per_class)
+    message = str(info.value)
+    assert expected in message and "\n" not in message
+    assert str(tmp_path) in message
+
+
+# -- real data -------------------------------------------------------------------------------
+_MPEG7 = ("csd", "scd", "cld", "ehd", "dcd")
+#: name -> the mirror files (one ``X``/``y`` file, or one file per view in view order).
+MIRROR_FILES = {
+    "mfeat": ("uci_mfeat/Handwritten.mat",),
+    "msrc-v1": ("msrc_v1/MSRC-v5.mat",),
+    "scene15": ("scene15/Scene-15.mat",),
+    "leaves100": ("leaves100/100Leaves.mat",),
+    "wikipedia": ("wikipedia/Wiki_fea.mat",),
+    "corel1k-mpeg7": tuple(f"corel_mpeg7/corel1k/{v}_corel1k.mat" for v in _MPEG7),
+    "corel10k-mpeg7": tuple(f"corel_mpeg7/corel10k/{v}_entire.mat" for v in _MPEG7),
+}
+
+
+def _read_mirror(data_mirror, name):
+    paths = [data_mirror / "multiview" / f for f in MIRROR_FILES[name]]
+    if len(paths) == 1:
+        return read_mat_views(paths[0])
+    return read_mat_view_files(paths, rows_per_class=100)
 
 
 @pytest.mark.parametrize("name", sorted(MIRROR_FILES))
 def test_every_mirror_file_reads_with_the_verified_counts(data_mirror, name):
-    data = read_mat_views(data_mirror / "multiview" / MIRROR_FILES[name])
+    data = _read_mirror(data_mirror, name)
     expected = MV_COUNTS[name]
     assert len(data.y) == expected.samples
     assert tuple(X.shape[1] for X in data.views) == expected.dims
@@ -133,7 +200,7 @@ def test_every_mirror_file_reads_with_the_verified_counts(data_mirror, name):
 def test_every_mirror_mat_file_is_catalogued(data_mirror):
     found = {p.relative_to(data_mirror / "multiview").as_posix()
              for p in (data_mirror / "multiview").rglob("*.mat")}
-    assert found == set(MIRROR_FILES.values())
+    assert found == {f for files in MIRROR_FILES.values() for f in files}
 
 
 @pytest.mark.parametrize("name", sorted(MIRROR_FILES))
@@ -141,11 +208,22 @@ def test_catalog_entries_load_through_the_fetch_layer(data_mirror, monkeypatch, 
     monkeypatch.setenv("MLKIT_DATA_MIRROR", str(data_mirror))
     entry = DATASETS.entry(name)
     assert entry.meta["kind"] == "multi-view" and entry.meta["synthetic"] is False
-    (remote,) = entry.meta["files"]
-    assert remote.path == "multiview/" + MIRROR_FILES[name]
+    remotes = entry.meta["files"]
+    assert [r.path for r in remotes] == ["multiview/" + f for f in MIRROR_FILES[name]]
     data = entry.obj(data_home=tmp_path)
-    assert data.synthetic is False and data.checksums == {remote.path: remote.sha256}
-    assert len(data.view_names) == len(MV_COUNTS[name].dims)
+    assert data.synthetic is False and data.checksums == {r.path: r.sha256 for r in remotes}
+    expected = MV_COUNTS[name]
+    assert len(data.view_names) == len(expected.dims)
+    assert len(data.class_names) == len(expected.class_counts)
+    assert tuple(np.bincount(data.y).tolist()) == expected.class_counts
+
+
+def test_wikipedia_views_are_named_by_shape(data_mirror, monkeypatch, tmp_path):
+    monkeypatch.setenv("MLKIT_DATA_MIRROR", str(data_mirror))
+    data = DATASETS.entry("wikipedia").obj(data_home=tmp_path)
+    assert [X.shape[1] for X in data.views] == [128, 10]
+    assert data.view_names[0].startswith("image") and data.view_names[1].startswith("text")
+    assert data.class_names[0] == "art" and data.class_names[-1] == "warfare"
 
 
 def test_leaves100_class_subset_is_seeded_and_relabelled(data_mirror, monkeypatch, tmp_path):

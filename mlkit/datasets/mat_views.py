@@ -6,9 +6,14 @@ The reader takes the layout shared by the public multi-view collections
 0-based) and, optionally, a cell of strings ``view_names`` or ``names``. Every malformed file
 raises one :class:`~mlkit._errors.DataError` line naming the file and what is wrong.
 
-The catalog registers four real sets (``synthetic=False``, kind "multi-view"), fetched by
+A second layout, one view per file (:func:`read_mat_view_files`), reads several ``.mat``
+files that each hold one N x d matrix, with labels from the row order (``rows_per_class``
+consecutive rows per class), as in the Corel MPEG-7 descriptor files.
+
+The catalog registers real sets (``synthetic=False``, kind "multi-view"), fetched by
 SHA-256 and checked against the counts published in the data README: ``mfeat``,
-``msrc-v1``, ``scene15`` and ``leaves100`` (with a seeded class subset, ``n_classes``).
+``msrc-v1``, ``scene15``, ``leaves100`` (with a seeded class subset, ``n_classes``),
+``wikipedia``, ``corel1k-mpeg7`` and ``corel10k-mpeg7``.
 """
 
 import logging
@@ -24,8 +29,9 @@ from ._containers import MultiViewDataset
 from ._fetch import RemoteFile, fetch
 from .catalog import register_dataset
 
-__all__ = ["read_mat_views", "load_mfeat", "load_msrc_v1", "load_scene15", "load_leaves100",
-           "MV_COUNTS", "MVCounts"]
+__all__ = ["read_mat_views", "read_mat_view_files", "load_mfeat", "load_msrc_v1",
+           "load_scene15", "load_leaves100", "load_wikipedia", "load_corel1k_mpeg7",
+           "load_corel10k_mpeg7", "MV_COUNTS", "MVCounts"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +41,17 @@ _NAME_KEYS = ("view_names", "names")
 
 def _error(path, what):
     return DataError(f"{path}: {what}")
+
+
+def _loadmat(path):
+    try:
+        return sio.loadmat(str(path))
+    except FileNotFoundError:
+        raise _error(path, "no such file") from None
+    except Exception as exc:  # scipy raises ValueError, TypeError, OSError, MatReadError ...
+        detail = str(exc).strip().split("\n")[0] or type(exc).__name__
+        raise _error(path, f"not a readable MATLAB v5 file (truncated or corrupt?): "
+                           f"{detail}") from None
 
 
 def _cell_strings(cell, path, key):
@@ -82,14 +99,7 @@ def read_mat_views(path, *, view_names=None, name=None):
         label count different from the rows, or labels that are not integers >= 1.
     """
     path = Path(path)
-    try:
-        m = sio.loadmat(str(path))
-    except FileNotFoundError:
-        raise _error(path, "no such file") from None
-    except Exception as exc:  # scipy raises ValueError, TypeError, OSError, MatReadError ...
-        detail = str(exc).strip().split("\n")[0] or type(exc).__name__
-        raise _error(path, f"not a readable MATLAB v5 file (truncated or corrupt?): "
-                           f"{detail}") from None
+    m = _loadmat(path)
     if "X" not in m:
         found = sorted(k for k in m if not k.startswith("__"))
         raise _error(path, f"no variable 'X' (the cell array of views); found {found}")
@@ -138,6 +148,75 @@ def read_mat_views(path, *, view_names=None, name=None):
         class_names=[str(c + 1) for c in range(n_classes)], source=str(path), synthetic=False)
 
 
+def read_mat_view_files(paths, *, rows_per_class, view_names=None, name=None):
+    """Read one view per MATLAB v5 file; labels from the row order.
+
+    Each file holds exactly one variable, an N x d numeric matrix (rows = samples); the
+    files must agree on N. The samples are sorted by class in contiguous blocks of
+    ``rows_per_class`` rows, so the label of row i is ``i // rows_per_class``.
+
+    Parameters
+    ----------
+    paths : list of str or os.PathLike
+        One ``.mat`` file per view, in view order.
+    rows_per_class : int
+    view_names : list of str, optional
+        Default: each file's variable name.
+    name : str, optional
+        The dataset name (default: the first file's parent folder name).
+
+    Returns
+    -------
+    MultiViewDataset
+        Float64 views, ``y`` 0-based int64, ``class_names`` "1".."C".
+
+    Raises
+    ------
+    DataError
+        An unreadable file, a file without exactly one variable, a variable that is not a
+        non-empty 2-D numeric matrix or holds NaN/infinity, files with different numbers of
+        rows, or a row count that is not a multiple of ``rows_per_class``.
+    """
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise DataError("read_mat_view_files: no files given")
+    rows_per_class = int(rows_per_class)
+    if rows_per_class < 1:
+        raise DataError(f"read_mat_view_files: rows_per_class must be >= 1, got {rows_per_class}")
+    views, keys = [], []
+    for path in paths:
+        m = _loadmat(path)
+        found = sorted(k for k in m if not k.startswith("__"))
+        if len(found) != 1:
+            raise _error(path, f"expected exactly one variable (the N x d view), found {found}")
+        X = np.asarray(m[found[0]])
+        if X.ndim != 2 or X.dtype.kind not in "biuf" or X.size == 0:
+            raise _error(path, f"variable {found[0]!r} must be a non-empty 2-D numeric matrix, "
+                               f"got a {X.dtype} array of shape {X.shape}")
+        X = X.astype(np.float64)
+        if not np.isfinite(X).all():
+            raise _error(path, f"variable {found[0]!r} contains NaN or infinity")
+        views.append(X)
+        keys.append(found[0])
+    rows = [X.shape[0] for X in views]
+    if len(set(rows)) != 1:
+        raise DataError(f"{paths[0].parent}: the view files have different numbers of rows "
+                        f"{rows}; every view must describe the same samples")
+    if rows[0] % rows_per_class:
+        raise DataError(f"{paths[0].parent}: {rows[0]} rows is not a multiple of "
+                        f"rows_per_class={rows_per_class}")
+    if view_names is not None and len(view_names) != len(views):
+        raise DataError(f"{paths[0].parent}: {len(view_names)} view names for "
+                        f"{len(views)} views")
+    y = np.arange(rows[0], dtype=np.int64) // rows_per_class
+    n_classes = rows[0] // rows_per_class
+    return MultiViewDataset(
+        name=name or paths[0].parent.name, views=views,
+        view_names=list(view_names) if view_names is not None else keys, y=y,
+        class_names=[str(c + 1) for c in range(n_classes)],
+        source="; ".join(str(p) for p in paths), synthetic=False)
+
+
 # -- the catalog -----------------------------------------------------------------------------
 _CZ = "https://github.com/ChuanbinZhang/Multi-view-datasets"
 _COMPLETER = "https://github.com/XLearning-SCU/2021-CVPR-Completer"
@@ -157,6 +236,31 @@ _SCENE = RemoteFile("multiview/scene15/Scene-15.mat",
                     "ec33b5e1f53eea04ccacc8b7bdfc6091ed490b04214eb41fd83c05a0a173221f",
                     "https://raw.githubusercontent.com/XLearning-SCU/2021-CVPR-Completer/"
                     "ad37110046234341dab63b0ed0c862680a69e27a/data/Scene-15.mat")
+_WIKI = RemoteFile("multiview/wikipedia/Wiki_fea.mat",
+                   "a2c7ef0392f14be20c74ce2e809830d13288009172da8caea26e10e96db0b5e1",
+                   "https://raw.githubusercontent.com/UeharaSetsuYu/Multi-view-Datasets/"
+                   "03e5a826bd0659e1e5dab71864c81b589fe12f05/Wiki_fea.mat")
+_FSECBIR = ("https://raw.githubusercontent.com/anju-j/FSeCBIR/"
+            "73d0486700d17cccf99199a1f6b5fc445bf8e9d1/data/dataset/")
+#: MPEG-7 descriptors in the README's order: Color Structure, Scalable Color, Color Layout,
+#: Edge Histogram, Dominant Color.
+COREL_MPEG7_VIEWS = ("CSD", "SCD", "CLD", "EHD", "DCD")
+_COREL1K = tuple(RemoteFile(f"multiview/corel_mpeg7/corel1k/{v}_corel1k.mat", sha,
+                            f"{_FSECBIR}corel1kfeature/{v}_corel1k.mat")
+                 for v, sha in (
+    ("csd", "dc4f164fdaa0e454b15a3aa0f7e937d5f0760abd5bed17d11d1a071144ee4da5"),
+    ("scd", "3faeb72d4f3088297dd22dc54ccd12d5db3e790fc54563a78e81ac04dfc0df7f"),
+    ("cld", "af2f5d0c22b66126cfa5b88016141abda3d252c826f29830b026d3f9f30c1ae9"),
+    ("ehd", "c4e0abfe6bfba27b6e058cfd8c558b1104ebfe20611a02e04334c565b973d20a"),
+    ("dcd", "e0d5158c983f41ae72a42195267d1689a441d5a809cd3bfc25529ac18858d867")))
+_COREL10K = tuple(RemoteFile(f"multiview/corel_mpeg7/corel10k/{v}_entire.mat", sha,
+                             f"{_FSECBIR}entire/{v}_entire.mat")
+                  for v, sha in (
+    ("csd", "5c2cc7a48e399b93bf70d4c006faa40577a38b38ad90ed013b6d5eb73f60e6f2"),
+    ("scd", "66b3b2851af7c8beea10c6ab10f2ae12c6f332f363135cb2a804f35e11562956"),
+    ("cld", "5e249ba715f732e2aa98117df1c84b68fea542f93c6e44afd2f341270c1b0b55"),
+    ("ehd", "e0e2dfd473a0f4f4adfcc7acd64f433f996b114271fa3f714337dc2df50b1f52"),
+    ("dcd", "f94c1d59ed8ce589171d40ab822b892454a8184fd7e6d09a8d9ae653453ea0ba")))
 
 
 @dataclass(frozen=True)
@@ -175,6 +279,9 @@ MV_COUNTS = {
     "scene15": MVCounts(4485, (20, 59, 40), (241, 360, 328, 260, 308, 374, 410, 292, 356,
                                               215, 216, 311, 210, 289, 315)),
     "leaves100": MVCounts(1600, (64, 64, 64), (16,) * 100),
+    "wikipedia": MVCounts(2866, (128, 10), (172, 360, 340, 333, 267, 236, 237, 185, 285, 451)),
+    "corel1k-mpeg7": MVCounts(1000, (128, 128, 120, 80, 58), (100,) * 10),
+    "corel10k-mpeg7": MVCounts(10000, (128, 128, 120, 80, 58), (100,) * 100),
 }
 
 MFEAT_VIEWS = ("fac", "fou", "kar", "mor", "pix", "zer")
@@ -183,6 +290,11 @@ MSRC_VIEWS = ("CM", "HOG", "GIST", "LBP", "CENTRIST")
 SCENE15_VIEWS = ("GIST-20 (inferred)", "LBP-59 (inferred)", "PHOG-40 (inferred)")
 #: The source repo's README order; unverified (view 1's scale suggests margin, shape, texture).
 LEAVES_VIEWS = ("SD (unverified)", "FSM (unverified)", "TH (unverified)")
+#: By shape (README): the file's ``view_meaning`` names them the other way round.
+WIKIPEDIA_VIEWS = ("image SIFT BoW 128", "text LDA 10")
+#: The file's ``class_meaning``, in label order.
+WIKIPEDIA_CLASSES = ("art", "biology", "geography", "history", "literature", "media", "music",
+                     "royalty", "sport", "warfare")
 
 
 def _check_counts(data, expected):
@@ -302,13 +414,87 @@ def load_leaves100(*, n_classes=None, class_seed=0, data_home=None):
                    source=data.source + f"; {n_classes} species drawn with seed {class_seed}")
 
 
+def load_wikipedia(*, data_home=None):
+    """Wikipedia feature articles (Rasiwasia et al., ACM MM 2010): 2866 samples, 10 classes,
+    2 views: image SIFT bag of words (128-D) and text LDA topics (10-D).
+
+    ``Wiki_fea.mat`` of UeharaSetsuYu/Multi-view-Datasets. The view names follow the shapes
+    (the file's ``view_meaning`` has them swapped); class names are the file's
+    ``class_meaning`` (art .. warfare), classes of 172-451 articles.
+
+    Parameters
+    ----------
+    data_home : str or os.PathLike, optional
+
+    Returns
+    -------
+    MultiViewDataset
+    """
+    return _load("wikipedia", _WIKI, WIKIPEDIA_VIEWS, WIKIPEDIA_CLASSES,
+                 "Wikipedia articles (Rasiwasia et al. 2010), Wiki_fea.mat of "
+                 "UeharaSetsuYu/Multi-view-Datasets@03e5a82", load_wikipedia.__doc__, data_home)
+
+
+def _load_corel(name, remotes, n_classes, source, descr, data_home):
+    paths = [fetch(r, data_home) for r in remotes]
+    data = read_mat_view_files(paths, rows_per_class=100, view_names=list(COREL_MPEG7_VIEWS),
+                               name=name)
+    data = replace(data, source=source, descr=descr,
+                   checksums={r.path: r.sha256 for r in remotes},
+                   class_names=[f"category {c}" for c in range(1, n_classes + 1)],
+                   synthetic=False)
+    return _check_counts(data, MV_COUNTS[name])
+
+
+def load_corel1k_mpeg7(*, data_home=None):
+    """Wang's Corel-1k images with five MPEG-7 descriptors: 1000 samples, 10 categories x 100,
+    views CSD 128, SCD 128, CLD 120, EHD 80, DCD 58 (Manjunath et al. 2001).
+
+    One ``.mat`` per descriptor (anju-j/FSeCBIR, MIT); no label variable: rows are sorted by
+    category, 100 each, so the label is ``row // 100``. Category names are not in the files.
+
+    Parameters
+    ----------
+    data_home : str or os.PathLike, optional
+
+    Returns
+    -------
+    MultiViewDataset
+    """
+    return _load_corel("corel1k-mpeg7", _COREL1K, 10,
+                       "Corel-1k (Wang) MPEG-7 CSD/SCD/CLD/EHD/DCD, "
+                       "anju-j/FSeCBIR@73d0486 data/dataset/corel1kfeature",
+                       load_corel1k_mpeg7.__doc__, data_home)
+
+
+def load_corel10k_mpeg7(*, data_home=None):
+    """Corel-10k images with five MPEG-7 descriptors: 10000 samples, 100 categories x 100,
+    views CSD 128, SCD 128, CLD 120, EHD 80, DCD 58 (Manjunath et al. 2001).
+
+    One ``.mat`` per descriptor (anju-j/FSeCBIR, MIT); labels ``row // 100``.
+
+    Parameters
+    ----------
+    data_home : str or os.PathLike, optional
+
+    Returns
+    -------
+    MultiViewDataset
+    """
+    return _load_corel("corel10k-mpeg7", _COREL10K, 100,
+                       "Corel-10k MPEG-7 CSD/SCD/CLD/EHD/DCD, "
+                       "anju-j/FSeCBIR@73d0486 data/dataset/entire",
+                       load_corel10k_mpeg7.__doc__, data_home)
+
+
 FORMATS.register("mat-views", read_mat_views,
                  summary="MATLAB v5 multi-view: cell X of N x d_v views, 1-based labels y or Y")
 
 
 def _register(name, loader, remote, summary):
+    files = list(remote) if isinstance(remote, tuple) else [remote]
     register_dataset(name, loader, kind="multi-view", synthetic=False, summary=summary,
-                     files=[remote], paper="hfss", counts=MV_COUNTS[name])
+                     files=files, paper="hfss", counts=MV_COUNTS[name])
 
 
 _register("mfeat", load_mfeat, _MFEAT,
@@ -319,3 +505,12 @@ _register("scene15", load_scene15, _SCENE,
           "Scene-15: 4485 images, 15 classes, 3 views (20/59/40-D, names inferred)")
 _register("leaves100", load_leaves100, _LEAVES,
           "100 plant species leaves: 1600 samples, 3 x 64-D views; n_classes draws a subset")
+_register("wikipedia", load_wikipedia, _WIKI,
+          "Wikipedia articles (Rasiwasia et al. 2010): 2866 samples, 10 classes, 2 views "
+          "(image SIFT BoW 128, text LDA 10)")
+_register("corel1k-mpeg7", load_corel1k_mpeg7, _COREL1K,
+          "Corel-1k (Wang) with 5 MPEG-7 views (CSD, SCD, CLD, EHD, DCD): 1000 images, "
+          "10 classes x 100")
+_register("corel10k-mpeg7", load_corel10k_mpeg7, _COREL10K,
+          "Corel-10k with 5 MPEG-7 views (CSD, SCD, CLD, EHD, DCD): 10000 images, "
+          "100 classes x 100")
