@@ -439,8 +439,9 @@ def test_the_plan_takes_the_fewest_flops():
     assert plan(600, 50, np.full(20, 590), 3) == ("H",)          # few XVs, few inactive
     assert plan(600, 500, np.full(20, 100), 3) == ("G",)         # small active sets
     assert plan(600, 500, np.full(20, 590), 3) == ("G", "M_inv")  # few inactive bags
-    route, shared = _label_mean._ActiveSetSolver.costs(600, 500, 100)
-    assert route["bags"] == pytest.approx(100 ** 3 / 3) and shared["G"] == 600 ** 2 * 500
+    solver = _label_mean._ActiveSetSolver
+    assert solver.route_flops(600, 500, 100)["bags"] == pytest.approx(100 ** 3 / 3)
+    assert solver.shared_flops(600, 500)["G"] == 600 ** 2 * 500
 
 
 def test_newton_warm_started_at_the_optimum_returns_it_at_once():

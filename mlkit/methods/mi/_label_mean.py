@@ -170,11 +170,12 @@ class _ActiveSetSolver:
     ROUTES = {"primal": (), "primal-complement": ("H",), "bags": ("G",),
               "bags-complement": ("G", "M_inv")}
     PLANS = ((), ("H",), ("G",), ("G", "M_inv"), ("H", "G"), ("H", "G", "M_inv"))
+    _usable = {}
 
     def __init__(self, B, C, plan):
         self.B, self.C = B, C
         self.ridge = 0.5 / C
-        self.routes = tuple(r for r, needs in self.ROUTES.items() if set(needs) <= set(plan))
+        self.routes = self.usable(plan)
         n, p = B.shape
         self.H = self.G = self.M_inv = None
         if "H" in plan:
@@ -189,26 +190,35 @@ class _ActiveSetSolver:
             self.M_inv = scipy.linalg.lapack.dpotri(_cholesky(M), lower=1)[0]
             self.M_inv += np.tril(self.M_inv, -1).T           # dpotri fills one triangle
 
+    @classmethod
+    def usable(cls, plan):
+        """The routes (names, in ROUTES' order; "primal" first) that the matrices of
+        ``plan`` allow."""
+        if plan not in cls._usable:
+            cls._usable[plan] = tuple(r for r, needs in cls.ROUTES.items()
+                                      if set(needs) <= set(plan))
+        return cls._usable[plan]
+
     @staticmethod
-    def costs(n, p, k):
-        """Flops of a solve on k active bags by each route and of each shared matrix:
-        ({route: flops}, {matrix: flops})."""
-        k = np.asarray(k, dtype=float)
-        route = {"primal": k * p * p + p ** 3 / 3,
-                 "primal-complement": (n - k) * p * p + p ** 3 / 3,
-                 "bags": k ** 3 / 3, "bags-complement": (n - k) ** 3 / 3 + 4.0 * n * n}
-        return route, {"H": n * p * p, "G": n * n * p, "M_inv": n ** 3}
+    def route_flops(n, p, k):
+        """Flops of a solve on k active bags by each route."""
+        return {"primal": k * p * p + p ** 3 / 3,
+                "primal-complement": (n - k) * p * p + p ** 3 / 3,
+                "bags": k ** 3 / 3, "bags-complement": (n - k) ** 3 / 3 + 4.0 * n * n}
+
+    @staticmethod
+    def shared_flops(n, p):
+        """Flops of forming each shared matrix."""
+        return {"H": n * p * p, "G": n * n * p, "M_inv": n ** 3}
 
     @classmethod
     def choose_plan(cls, n, p, n_active, solves):
         """The plan of least total flops for ``solves`` solves of each problem on as many
         active bags as ``n_active`` (one count per problem)."""
-        route, shared = cls.costs(n, p, n_active)
-
-        def total(plan):
-            usable = [route[r] for r, needs in cls.ROUTES.items() if set(needs) <= set(plan)]
-            return sum(shared[m] for m in plan) + solves * np.sum(np.min(usable, axis=0))
-        return min(cls.PLANS, key=total)
+        per_problem = [cls.route_flops(n, p, float(k)) for k in n_active]
+        shared = cls.shared_flops(n, p)
+        return min(cls.PLANS, key=lambda plan: sum(shared[m] for m in plan) + solves * sum(
+            min(flops[r] for r in cls.usable(plan)) for flops in per_problem))
 
     def solve(self, active, y, rho):
         """(w, rho) of the optimum of Q_S, S = ``active`` (boolean mask); with S empty, Q_S
@@ -217,8 +227,10 @@ class _ActiveSetSolver:
         (n, p), k = self.B.shape, len(idx)
         if k == 0:
             return np.zeros(p), rho
-        route, _ = self.costs(n, p, k)
-        how = min(self.routes, key=route.__getitem__)
+        how = self.routes[0]
+        if len(self.routes) > 1:
+            flops = self.route_flops(n, p, k)
+            how = min(self.routes, key=flops.__getitem__)
         if how == "primal":
             Bs, ys = self.B[idx], y[idx]
             mu, ybar = Bs.mean(axis=0), ys.mean()
