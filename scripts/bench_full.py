@@ -114,7 +114,8 @@ def sample_dataset(target_name, ds_display, max_cells, budget_s, max_run_s, reco
         data = load_dataset(ds.name, path=ds.path, format=ds.format, params=ds.params,
                             test_path=ds.test_path)
     except Exception as exc:                       # absent (when_present) or not fetchable
-        return [(target_name, ds_display, None, 0, np.nan, 0.0, f"not loaded: {exc}")]
+        reason = str(exc).split(";")[0]            # the first clause: what is missing where
+        return [(target_name, ds_display, None, 0, np.nan, 0.0, reason)]
     splits = experiment.make_splits(data, ds.protocol_over(spec.protocol))
     seed = zlib.crc32(f"{target_name}|{ds_display}".encode())
     rng = np.random.default_rng(seed)
