@@ -190,6 +190,19 @@ class MethodSpec(_Strict):
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     grid_folds: int = Field(3, ge=2)
     grid_metric: str = "accuracy"
+    #: the inner folds stratified by class (``StratifiedKFold``); False: ``KFold``
+    grid_stratified: bool = False
+    #: "training_instances": the grid's ``n_xv`` values at or above the number of instances
+    #: of the smallest inner training fold are left out (an expansion over every instance
+    #: is the dense model, not a sparse one); the refit keeps the values below it
+    grid_n_xv_cap: Optional[Literal["training_instances"]] = None
+
+    @model_validator(mode="after")
+    def _cap_needs_n_xv(self):
+        if self.grid_n_xv_cap is not None and "n_xv" not in self.grid:
+            raise ValueError(f"grid_n_xv_cap is set but the grid of {self.display} has no "
+                             "n_xv values to cap")
+        return self
 
     @property
     def display(self):

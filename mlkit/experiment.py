@@ -367,7 +367,11 @@ def _run_key(spec, dataset, method, split):
         "dataset": dataset.model_dump(mode="json", exclude={"method_params", "method_grids",
                                                             "label", "role", "when_present",
                                                             "protocol"}),
-        "method": method.model_dump(mode="json", exclude={"label"}),
+        # the grid-search options added later count only when set, so the records made
+        # before them keep their keys
+        "method": method.model_dump(mode="json", exclude={"label"} | {
+            k for k in ("grid_stratified", "grid_n_xv_cap")
+            if getattr(method, k) == type(method).model_fields[k].default}),
         # split r does not depend on how many repeats there are: adding repeats later
         # reuses the runs already done
         "protocol": _protocol_key(dataset.protocol_over(spec.protocol)),
@@ -418,11 +422,36 @@ def build_estimator(method, split, estimator_class=None, checkpoint=None, checkp
         scorer = make_scorer(entry.obj, greater_is_better=entry.meta["greater_is_better"],
                              response_method="decision_function"
                              if entry.meta["needs"] == "score" else "predict")
-        cv = cv_splitter(method.grid_folds, seed)
+        cv = cv_splitter(method.grid_folds, seed, stratified=method.grid_stratified)
         est = ResumableGridSearchCV(est, method.grid, cv=cv, scoring=scorer,
                                     error_score="raise", checkpoint=checkpoint,
                                     checkpoint_key=checkpoint_key)
     return est
+
+
+def grid_scores(search):
+    """The fold scores of every grid point of a fitted grid search, for a selection rule
+    applied afterwards (e.g. the smallest N_XV within one standard error of the best):
+    ``{"params": [...], "fold_scores": [[...] per grid point]}``."""
+    res = search.cv_results_
+    folds = sorted((k for k in res if k.startswith("split") and k.endswith("_test_score")),
+                   key=lambda k: int(k[len("split"):-len("_test_score")]))
+    scores = np.column_stack([res[k] for k in folds])
+    return {"params": _jsonable(list(res["params"])),
+            "fold_scores": [[float(v) for v in row] for row in scores]}
+
+
+def capped_n_xv_grid(search, train):
+    """``search``'s grid without the ``n_xv`` values at or above the number of instances of
+    its smallest inner training fold (``grid_n_xv_cap: training_instances``): with as many
+    expansion vectors as instances the model is the dense one. Needs bag inputs (a list of
+    instance matrices) and keeps at least the smallest value."""
+    sizes = np.array([np.shape(bag)[0] for bag in train.inputs])
+    y = np.asarray(train.target)
+    n_min = min(int(sizes[fold].sum()) for fold, _ in search.cv.split(np.zeros((len(y), 1)), y))
+    values = sorted(search.param_grid["n_xv"])
+    kept = [v for v in values if v < n_min] or values[:1]
+    return {**search.param_grid, "n_xv": kept}
 
 
 def fitted_model(est):
@@ -437,6 +466,8 @@ def fit_method(data, method, split, estimator_class=None, checkpoint=None, check
     see :func:`build_estimator`)."""
     est = build_estimator(method, split, estimator_class, checkpoint, checkpoint_key)
     train, test = data.subset(split.train), data.subset(split.test)
+    if method.grid_n_xv_cap is not None and isinstance(est, GridSearchCV):
+        est.set_params(param_grid=capped_n_xv_grid(est, train))
     t0 = time.perf_counter()
     if split.validation is not None and method.grid:
         raise MlkitError("fit_method: a split with a validation part and a grid needs "
@@ -623,6 +654,7 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
     }
     if isinstance(est, GridSearchCV):
         record["chosen"] = {k: v for k, v in est.best_params_.items()}
+        record["grid_scores"] = grid_scores(est)
     if resumed:
         record["resumed_folds"] = resumed
     if searched is not None:

@@ -272,6 +272,20 @@ def bag_reduce(A, offsets, how="sum", axis=0):
     return _REDUCERS[how].reduceat(A, offsets[:-1], axis=axis)
 
 
+def bag_mean_matrix(offsets):
+    """The bags' averaging operator S as a CSR matrix of shape (n_bags, n_instances),
+    ``S[i, p] = 1 / n_i`` for the instances p of bag i, so that ``S @ A`` is
+    ``bag_reduce(A, offsets, "mean")`` (to rounding: it sums each bag's rows times 1/n_i,
+    where :func:`bag_reduce` divides their sum). For a loop that takes the bag means of many
+    (n_instances, m) matrices: a sparse product is several times faster than ``reduceat``
+    along rows."""
+    offsets = np.asarray(offsets)
+    sizes = np.diff(offsets)
+    n = int(offsets[-1])
+    return sp.csr_matrix((np.repeat(1.0 / sizes, sizes), np.arange(n), offsets),
+                         shape=(len(sizes), n))
+
+
 def set_kernel(K, offsets_rows, offsets_cols):
     """Normalised set kernel from an instance kernel matrix (label-mean / MI-Kernel).
 

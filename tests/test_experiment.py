@@ -479,3 +479,43 @@ def test_runs_go_repetition_by_repetition_across_datasets(tmp_path, monkeypatch)
     # every dataset's repetition 0 before any repetition 1; within it, the config's order
     assert sets == sorted(sets, key=lambda t: (t[1], ["musk1", "corel10"].index(t[0])))
     assert sets[0] == ("musk1", 0) and ("corel10", 0) in sets[:len(order) // 2]
+
+
+def test_grid_options_stratified_folds_n_xv_cap_and_recorded_fold_scores():
+    """grid_stratified draws the inner folds with StratifiedKFold; grid_n_xv_cap leaves out
+    the N_XV values at or above the instances of the smallest inner training fold; the
+    options count in a run's key only when set (earlier records keep theirs); the record's
+    grid_scores are the search's fold scores, grid point by grid point."""
+    from types import SimpleNamespace
+
+    from sklearn.model_selection import StratifiedKFold
+
+    from mlkit.config import MethodSpec
+    from mlkit.experiment import _run_key, build_estimator, capped_n_xv_grid, grid_scores
+
+    grid = {"n_xv": [2, 5, 20, 60], "C": [1.0]}
+    plain = MethodSpec(name="rsvm", grid=grid)
+    strat = MethodSpec(name="rsvm", grid=grid, grid_stratified=True,
+                       grid_n_xv_cap="training_instances")
+    split = SimpleNamespace(seed=3, validation=None, repeat=0, fold=0)
+    search = build_estimator(strat, split)
+    assert isinstance(search.cv, StratifiedKFold)
+    assert not isinstance(build_estimator(plain, split).cv, StratifiedKFold)
+    rng = np.random.default_rng(0)
+    bags = [rng.normal(size=(3, 2)) + (i % 2) for i in range(12)]       # 36 instances
+    train = SimpleNamespace(inputs=bags, target=np.arange(12) % 2)
+    # 3 folds of 12 bags: inner training parts of 8 bags, 24 instances
+    assert capped_n_xv_grid(search, train)["n_xv"] == [2, 5, 20]
+    with pytest.raises(ValueError, match="grid_n_xv_cap"):
+        MethodSpec(name="rsvm", grid={"C": [1.0]}, grid_n_xv_cap="training_instances")
+    spec = load_spec(FIG4)
+    dataset = spec.datasets[0]
+    same = MethodSpec(name="rsvm", grid=grid, grid_stratified=False)
+    assert _run_key(spec, dataset, plain, split) == _run_key(spec, dataset, same, split)
+    assert _run_key(spec, dataset, plain, split) != _run_key(spec, dataset, strat, split)
+    search.set_params(param_grid=capped_n_xv_grid(search, train)).fit(train.inputs,
+                                                                      train.target)
+    scores = grid_scores(search)
+    assert scores["params"] == [dict(p) for p in search.cv_results_["params"]]
+    np.testing.assert_allclose(np.mean(scores["fold_scores"], axis=1),
+                               search.cv_results_["mean_test_score"])

@@ -16,6 +16,7 @@ from mlkit.methods._validation import check_bag_labels, check_bags
 from mlkit.methods.mi import MILES, MISVM, RS, RSVM, MIKernel, miSVM
 from mlkit.methods.mi._label_mean import label_mean_objective
 from mlkit.methods.mi.miles import fit_l1_svm, miles_embedding
+from mlkit.methods.mi.mikernel import fit_set_kernel_svm
 from mlkit.methods.mi.misvm import group_slack_svm
 from mlkit.methods.mi.reduced import _project, reduced_set
 
@@ -289,8 +290,36 @@ def test_rs_approaches_the_dense_mikernel_solution(problem):
             for n in (1, 4, 16, 64)]
     assert np.all(np.diff(gaps) < 0), gaps
     assert gaps[-1] < 0.05 * np.abs(dense).max()
-    errors = RS(n_xv=30, C=10).fit(bags, y).reconstruction_errors_
+    errors = RS(n_xv=30, C=10).fit(bags, y).reconstruction_errors_[0]     # one problem
     assert np.all(np.diff(errors) <= 1e-9 * errors[0])        # projection never gets worse
+
+
+def test_rs_per_class_sets_are_the_binary_reduced_sets(problem):
+    """With several classes, reduced_sets="per_class" approximates each one-vs-rest weight
+    vector of MI-Kernel by its own N_XV vectors: problem c's scores equal an independent
+    reduced set of column c alone; "shared" approximates all columns with one set."""
+    bags, y, test, _ = problem
+    y3 = np.arange(len(y)) % 3
+    model = RS(n_xv=4, C=10).fit(bags, y3)
+    dense = MIKernel(C=10).fit(bags, y3)
+    X, offsets = np.vstack(bags), np.r_[0, np.cumsum([len(b) for b in bags])]
+    Xs = (X - model.mean_) / model.scale_
+    coef, _ = fit_set_kernel_svm(Xs, offsets, np.where(y3[:, None] == np.arange(3), 1.0, -1.0),
+                                 gamma=model.gamma_, C=10)
+    T = (np.vstack(test) - model.mean_) / model.scale_
+    t_off = np.r_[0, np.cumsum([len(b) for b in test])]
+    scores = model.decision_function(test)
+    assert model.n_xv_ == 4 and len(model.expansion_vectors_) == 12
+    assert model.reconstruction_errors_.shape == (3, 4)
+    for c in range(3):
+        rows = np.flatnonzero(coef[:, c])
+        Z, beta, _ = reduced_set(Xs[rows], coef[rows, c:c + 1], 4, model.gamma_)
+        own = bag_reduce(rbf_kernel(T, Z, model.gamma_), t_off, "mean") @ beta[:, 0]
+        np.testing.assert_allclose(scores[:, c], own + dense.intercept_[c], rtol=1e-9,
+                                   atol=1e-9)
+        assert np.all(model.dual_coef_[c, np.r_[:4 * c, 4 * c + 4:12]] == 0)
+    shared = RS(n_xv=4, C=10, reduced_sets="shared").fit(bags, y3)
+    assert shared.n_xv_ == 4 and shared.reconstruction_errors_.shape == (1, 4)
 
 
 def test_rs_on_near_duplicate_instances():
@@ -303,7 +332,7 @@ def test_rs_on_near_duplicate_instances():
     y = np.arange(30) % 2
     for data in (bags, [sp.csr_matrix(b) for b in bags]):
         model = RS(n_xv=10, C=10).fit(data, y)
-        errors = model.reconstruction_errors_
+        errors = model.reconstruction_errors_[0]
         assert np.all(np.isfinite(errors)) and np.all(errors >= 0)
         assert np.all(np.diff(errors) <= 1e-9 * errors[0])
         dense = MIKernel(C=10).fit(data, y)

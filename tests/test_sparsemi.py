@@ -13,9 +13,9 @@ from scipy.stats import spearmanr
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from mlkit.kernels import bag_reduce
+from mlkit.kernels import bag_mean_matrix, bag_reduce, rbf_kernel
 from mlkit.methods.mi import RSVM, MIKernel, SparseMI
-from mlkit.methods.mi import _label_mean
+from mlkit.methods.mi import _label_mean, sparsemi
 from mlkit.methods.mi._label_mean import KZ_RIDGE, fit_label_mean_svm, label_mean_objective
 from mlkit.methods.mi.sparsemi import _BasisGeometry, _DenseGeometry, _objective_gradient
 from mlkit.registry import METHODS
@@ -122,6 +122,83 @@ def test_outer_gradient_eq24_basis_form_on_sparse_input(n_classes):
     _, gV = g_and_grad(geo, V, offsets, labels_pm(y), 2.0)
     _, gZ = g_and_grad(dense, geo.points(V), offsets, labels_pm(y), 2.0)
     np.testing.assert_allclose(gV, (basis @ gZ.T).T, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_outer_gradient_over_active_bags_only(monkeypatch, n_classes):
+    """Bags with y_i f_i >= 1 in every problem have l'_i = 0 (Eq. (16)): the gradient taken
+    over the other bags' instances alone equals the full sum, and both agree with finite
+    differences of g at a C where most bags are inactive."""
+    bags, y = make_mi(40, seed=7, n_classes=n_classes)
+    X, offsets = flat(bags)
+    rng = np.random.default_rng(8)
+    Z = X[rng.choice(len(X), 15, replace=False)]
+    geo, Y = _DenseGeometry(X, 0.3), labels_pm(y)
+    K_xz, K_z = geo.kernels(Z)
+    A = bag_reduce(K_xz, offsets, "mean")
+    beta, rho, _ = fit_label_mean_svm(A, Y, K_z + KZ_RIDGE * np.eye(len(K_z)), 50.0)
+    active = np.any(Y * (A @ beta + rho) < 1, axis=1)
+    assert 0 < active.sum() < 0.8 * len(active)          # the restricted path is taken
+    args = (geo, Z, (K_xz, K_z, offsets, Y), beta, rho, 50.0)
+    restricted = _objective_gradient(*args)
+    monkeypatch.setattr(sparsemi, "_ACTIVE_ROWS_SHARE", 0.0)     # always every row
+    np.testing.assert_allclose(restricted, _objective_gradient(*args), rtol=1e-12,
+                               atol=1e-12 * np.abs(restricted).max())
+    monkeypatch.undo()
+    check_outer_gradient(geo, Z, offsets, Y, 50.0)
+
+
+def test_line_search_cross_products_are_linear_in_the_xvs():
+    """Trials Z - lambda D take X Z^T - lambda X D^T (dense and basis form): the kernels from
+    it equal those computed from the trial points, and the averaging operator S gives the
+    bag means of bag_reduce."""
+    rng = np.random.default_rng(9)
+    bags, y = make_mi(20, d=30, seed=10)
+    X, offsets = flat(bags)
+    Z, D = rng.normal(size=(5, 30)), rng.normal(size=(5, 30))
+    for geo, P, Dp in ((_DenseGeometry(X, 0.05), Z, D),
+                       (_BasisGeometry(X, X[:7], 0.05), rng.normal(size=(5, 7)),
+                        rng.normal(size=(5, 7)))):
+        cross = geo.cross(P) - 0.3 * geo.cross(Dp)
+        for a, b in zip(geo.kernels(P - 0.3 * Dp, cross), geo.kernels(P - 0.3 * Dp)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(a, rbf_kernel(geo.points(P - 0.3 * Dp), gamma=0.05),
+                                   rtol=1e-10, atol=1e-12)
+    K = rng.random((len(X), 4))
+    np.testing.assert_allclose(bag_mean_matrix(offsets) @ K, bag_reduce(K, offsets, "mean"),
+                               rtol=1e-13)
+
+
+@pytest.mark.parametrize("init", ["svm", "kmeans"])
+def test_sparse_schemes_choose_the_basis_vectors(init):
+    """Sec. V-D: in the basis form the "svm" and "kmeans" schemes choose the Q BVs (the top-Q
+    instances by |SVM weight| on the bag features of Eq. (8), or Q k-means centroids) and
+    the XV coefficients start random; init_target="xvs" keeps a random basis instead."""
+    from sklearn.svm import LinearSVC
+
+    bags, y = make_mi(24, d=6, seed=11)
+    model = SparseMI(n_xv=3, n_basis=8, init=init, C=1.0, gamma=0.2, t_max=0,
+                     random_state=0).fit(bags, y)
+    X, offsets = flat(bags)
+    Xs = (X - model.mean_) / model.scale_
+    assert model.basis_.shape == (8, 6)
+    if init == "svm":
+        S = bag_reduce(rbf_kernel(Xs, Xs, 0.2), offsets, "mean")
+        w = LinearSVC(C=1.0, dual=False, tol=1e-6, max_iter=100_000).fit(S, y).coef_[0]
+        top = np.sort(np.argsort(-np.abs(w), kind="stable")[:8])
+        np.testing.assert_allclose(model.basis_, Xs[top], atol=1e-12)
+    else:
+        # a Lloyd fixed point: every BV is (about) the mean of the instances nearest to it
+        nearest = np.argmin(((Xs[:, None, :] - model.basis_[None]) ** 2).sum(-1), axis=1)
+        for q in np.unique(nearest):
+            np.testing.assert_allclose(model.basis_[q], Xs[nearest == q].mean(0), atol=0.05)
+    # the XVs are random convex combinations of the BVs (t_max=0 keeps them)
+    coef = model.basis_coef_
+    assert np.all(coef >= 0) and np.allclose(coef.sum(axis=1), 1.0)
+    np.testing.assert_allclose(model.expansion_vectors_, coef @ model.basis_, atol=1e-12)
+    xvs = SparseMI(n_xv=3, n_basis=8, init=init, init_target="xvs", C=1.0, gamma=0.2,
+                   t_max=0, random_state=0).fit(bags, y)
+    assert not np.allclose(xvs.basis_, model.basis_)
 
 
 # -- the outer loop -------------------------------------------------------------------------
@@ -243,7 +320,7 @@ def test_estimator_contract_and_determinism():
     np.testing.assert_array_equal(a.decision_function(bags), b.decision_function(bags))
     c = clone(model).set_params(random_state=4).fit(bags, y)
     assert not np.array_equal(a.expansion_vectors_, c.expansion_vectors_)
-    assert SparseMI.numerics_revision == 2
+    assert SparseMI.numerics_revision == 3 and SparseMI.inner_solver == "newton"
     assert METHODS.peek("sparsemi") is SparseMI
     with pytest.raises(ValueError, match="'t_max' parameter"):
         SparseMI(t_max=-1).fit(bags, y)

@@ -31,7 +31,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ...kernels import bag_reduce, dense_dot, rbf_kernel, squared_distances, squared_norms
+from ...kernels import (bag_mean_matrix, bag_reduce, dense_dot, rbf_kernel, squared_distances,
+                        squared_norms)
 from ...registry import METHODS
 from .._validation import check_bags
 from ._base import InstanceExpansionMixin, MIClassifierBase, bag_index
@@ -53,6 +54,17 @@ def _rows_dense(X, rows):
 _SVM_INIT_MAX_ITER = 100_000
 
 
+def _gaussian_from_cross(x_norms, cross, z_norms, gamma):
+    """exp(-gamma ||x - z||^2) from ``cross = X Z^T`` and the squared norms, the distances
+    clipped at 0 as :func:`~mlkit.kernels.squared_distances` clips them."""
+    D = cross * -2.0
+    D += x_norms[:, None]
+    D += z_norms[None, :]
+    np.maximum(D, 0.0, out=D)
+    D *= -gamma
+    return np.exp(D, out=D)
+
+
 class _DenseGeometry:
     """XVs as free points of input space: the parameters are Z itself, shape (m, d)."""
 
@@ -60,9 +72,17 @@ class _DenseGeometry:
         self.X, self.gamma = X, gamma
         self.x_norms = squared_norms(X)
 
-    def kernels(self, Z):
-        """(K_{X,Z} of shape (N, m), K_Z of shape (m, m) without the ridge)."""
-        return (rbf_kernel(self.X, Z, self.gamma, X_norms=self.x_norms),
+    def cross(self, Z):
+        """The instances' inner products with the rows of Z (XVs or a direction), ``X Z^T``
+        of shape (N, m): linear in Z, so a line search along a direction D takes
+        ``X (Z - lambda D)^T = X Z^T - lambda X D^T`` without another product with X."""
+        return dense_dot(self.X, Z.T)
+
+    def kernels(self, Z, cross=None):
+        """(K_{X,Z} of shape (N, m), K_Z of shape (m, m) without the ridge); ``cross``: a
+        precomputed :meth:`cross` of Z."""
+        cross = self.cross(Z) if cross is None else cross
+        return (_gaussian_from_cross(self.x_norms, cross, squared_norms(Z), self.gamma),
                 rbf_kernel(Z, gamma=self.gamma))
 
     def features(self, Z):
@@ -84,13 +104,17 @@ class _BasisGeometry:
         self.G = dense_dot(basis, basis.T)
         self.x_norms = squared_norms(X)
 
-    def kernels(self, V):
+    def cross(self, V):
+        """``x . (B v_j)`` for every instance and row of V, ``P V^T`` of shape (N, m)."""
+        return self.P @ V.T
+
+    def kernels(self, V, cross=None):
+        cross = self.cross(V) if cross is None else cross
         H = V @ self.G
         zz = np.einsum("ij,ij->i", H, V)
-        D = self.x_norms[:, None] - 2.0 * self.P @ V.T + zz[None, :]
         D_z = zz[:, None] + zz[None, :] - 2.0 * H @ V.T
         np.fill_diagonal(D_z, 0.0)
-        return (np.exp(-self.gamma * np.maximum(D, 0.0)),
+        return (_gaussian_from_cross(self.x_norms, cross, zz, self.gamma),
                 np.exp(-self.gamma * np.maximum(D_z, 0.0)))
 
     def features(self, V):
@@ -100,6 +124,11 @@ class _BasisGeometry:
     def points(self, V):
         """The XVs in input space, ``V B^T`` as rows (dense, shape (m, d))."""
         return dense_dot(self.basis.T, V.T).T
+
+
+#: below this share of instances in bags with a non-zero loss derivative, the outer gradient's
+#: product with the instances takes only their rows (the others contribute exact zeros)
+_ACTIVE_ROWS_SHARE = 0.8
 
 
 def _objective_gradient(geometry, params, A_args, beta, rho, C, A=None):
@@ -122,8 +151,15 @@ def _objective_gradient(geometry, params, A_args, beta, rho, C, A=None):
     dloss = np.where(Y * F < 1, 2.0 * (F - Y), 0.0)                 # (n_bags, M)
     W1 = (beta @ beta.T) * K_z                                      # sum_c beta_ic beta_jc k_ij
     per_inst = (C * dloss / sizes[:, None])[bag_index(offsets)]     # (N, M)
-    Wx = K_xz * (per_inst @ beta.T)                                 # (N, m)
     Xf, Zf = geometry.features(params)
+    # only bags with y_i f_i < 1 (in some problem) have l'_i != 0: the others' instances
+    # add exact zeros to the second sum, so their rows are left out of its product
+    rows = np.flatnonzero(np.any(per_inst != 0, axis=1))
+    if len(rows) < _ACTIVE_ROWS_SHARE * len(per_inst):
+        Wx = K_xz[rows] * (per_inst[rows] @ beta.T)                 # (N_active, m)
+        Xf = Xf[rows]
+    else:
+        Wx = K_xz * (per_inst @ beta.T)                             # (N, m)
     grad = W1 @ Zf - W1.sum(axis=1)[:, None] * Zf
     grad += dense_dot(Xf.T, Wx).T - Wx.sum(axis=0)[:, None] * Zf
     return 2.0 * gamma * grad
@@ -174,6 +210,14 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         Q. None: the XVs are free points of input space (Eq. (18)). An int: ``z_j = B v_j``
         with Q random training instances as basis vectors (Eq. (22)-(24); the paper uses
         Q = 100 on the sparse TST sets); the instances then enter only through ``B^T x``.
+    init_target : {"basis", "xvs"}, default="basis"
+        In the basis form, what the "kmeans" and "svm" schemes choose (Sec. V-D of [1]_:
+        "100 BVs, ten XVs for sparse ones. The initial coefficients for XVs are generated
+        randomly"). "basis": the Q basis vectors are the scheme's (Q k-means centroids of
+        the training instances, or the Q instances with the largest |SVM weight|) and the XV
+        coefficients start random as with ``init="random"`` (``basis_coef_init``); "xvs":
+        the basis is drawn at random and the scheme places the N_XV initial XVs, projected
+        onto it (an earlier reading, kept for comparison). Ignored in the dense form.
     basis_coef_init : {"simplex", "normal"}, default="simplex"
         Distribution of the random initial coefficients v_j in the basis form (not stated in
         [1]_: "randomly generated"). "simplex": uniform on the simplex (a random convex
@@ -261,8 +305,9 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     [0, 1, 0, 1]
     """
 
-    #: 2: the step along the unit gradient (``step_direction="unit"``) by default
-    numerics_revision = 2
+    #: 2: the step along the unit gradient (``step_direction="unit"``) by default; 3: the
+    #: finite Newton method as the inner solver (``inner_solver``)
+    numerics_revision = 3
     #: revision of the "svm" initialisation alone (2: its linear SVM is solved in the primal
     #: to convergence; liblinear's dual stopped at 5000 iterations unconverged on TST; 3: in
     #: the basis form, the basis rows its instances replace are drawn at random, not always
@@ -273,7 +318,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     #: solver of the inner problem (:func:`._label_mean.fit_label_mean_svm`): "lbfgs" (the
     #: paper's, Sec. IV-C) or "newton" (the same optimum to rounding, 10-100x cheaper; its
     #: numbers differ in the last digits, so switching it is a numerics revision)
-    inner_solver = "lbfgs"
+    inner_solver = "newton"
     _quick_params = {"n_xv": 3, "t_max": 3, "random_state": 0}
 
     _parameter_constraints = {
@@ -281,6 +326,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         "n_xv": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"random", "kmeans", "svm"}), "array-like"],
         "n_basis": [Interval(Integral, 1, None, closed="left"), None],
+        "init_target": [StrOptions({"basis", "xvs"})],
         "basis_coef_init": [StrOptions({"simplex", "normal"})],
         "step_direction": [StrOptions({"unit", "raw"})],
         "s_max": [Interval(Integral, 1, None, closed="left")],
@@ -294,7 +340,8 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     }
 
     def __init__(self, n_xv=10, *, C=1.0, gamma="scale", init="random", n_basis=None,
-                 basis_coef_init="simplex", step_direction="unit", s_max=10, t_max=50,
+                 init_target="basis", basis_coef_init="simplex", step_direction="unit",
+                 s_max=10, t_max=50,
                  tol=1e-6, last_try="stop", jitter=1e-3, random_state=None, standardize=True,
                  record_path=False, keep_stages=False):
         self.n_xv = n_xv
@@ -302,6 +349,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         self.gamma = gamma
         self.init = init
         self.n_basis = n_basis
+        self.init_target = init_target
         self.basis_coef_init = basis_coef_init
         self.step_direction = step_direction
         self.s_max = s_max
@@ -352,9 +400,9 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
             return f"{cls.numerics_revision}+svm-init-{cls.svm_init_revision}"
         return cls.numerics_revision
 
-    def _svm_instances(self, X, offsets, Y):
-        """Instances with the largest |weight| of a linear SVM on the bag features of Eq. (8),
-        ``s(X_i) = 1/n_i sum_p [k(x_ip, x_1) .. k(x_ip, x_N)]``."""
+    def _svm_instances(self, X, offsets, Y, k):
+        """The k instances with the largest |weight| of a linear SVM on the bag features of
+        Eq. (8), ``s(X_i) = 1/n_i sum_p [k(x_ip, x_1) .. k(x_ip, x_N)]``."""
         N = X.shape[0]
         S = np.empty((len(offsets) - 1, N))
         for start in range(0, N, 2048):               # at most N x 2048 kernel entries at once
@@ -366,7 +414,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         W = np.vstack([LinearSVC(C=self.C, dual=False, random_state=0, tol=1e-6,
                                  max_iter=_SVM_INIT_MAX_ITER).fit(S, Y[:, c]).coef_[0]
                        for c in range(Y.shape[1])])
-        return np.argsort(-np.abs(W).max(axis=0), kind="stable")[:self.n_xv]
+        return np.argsort(-np.abs(W).max(axis=0), kind="stable")[:k]
 
     def _initial_points(self, X, offsets, Y, rng):
         """Initial XVs in input space (dense, (m, d)) and, for "random"/"svm", their rows."""
@@ -383,7 +431,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
             rows = np.sort(rng.choice(N, size=min(self.n_xv, N), replace=False))
             return self._pad(_rows_dense(X, rows), self.n_xv - N, rng), rows
         if self.init == "svm":
-            rows = self._svm_instances(X, offsets, Y)
+            rows = self._svm_instances(X, offsets, Y, self.n_xv)
             return self._pad(_rows_dense(X, rows), self.n_xv - len(rows), rng), rows
         k = min(self.n_xv, N)
         km = KMeans(n_clusters=k, n_init=1, random_state=rng.randint(2 ** 31 - 1)).fit(X)
@@ -402,12 +450,20 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
             warnings.warn(f"SparseMI: n_basis={self.n_basis} exceeds the {N} training "
                           f"instances; all {N} are basis vectors")
         basis_rows = np.sort(rng.choice(N, size=Q, replace=False))
-        if self.init == "random":
+        if self.init == "random" or self.init_target == "basis":
+            if self.init == "svm":              # the Q instances the SVM weighs most
+                basis = X[np.sort(self._svm_instances(X, offsets, Y, Q))]
+            elif self.init == "kmeans":         # Q centroids of the training instances
+                km = KMeans(n_clusters=Q, n_init=1,
+                            random_state=rng.randint(2 ** 31 - 1)).fit(X)
+                basis = np.asarray(km.cluster_centers_, dtype=float)
+            else:
+                basis = X[basis_rows]
             if self.basis_coef_init == "simplex":
                 V = rng.dirichlet(np.ones(Q), size=self.n_xv)
             else:
                 V = rng.normal(scale=1.0 / np.sqrt(Q), size=(self.n_xv, Q))
-            self.basis_ = X[basis_rows]
+            self.basis_ = basis
             return _BasisGeometry(X, self.basis_, self.gamma_), V
         points, rows = self._initial_points(X, offsets, Y, rng)
         if rows is not None:                        # svm: its instances join the basis,
@@ -423,13 +479,15 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         return geometry, V
 
     # -- the optimisation --------------------------------------------------------------------
-    def _solve(self, geometry, params, offsets, Y, warm=None):
+    def _solve(self, geometry, params, means, Y, warm=None, cross=None):
         """g(params) and the inner optimum: (g, beta, rho, K_XZ, K_Z, A), A the bags' mean
-        kernel rows; g = inf when K_Z is numerically singular (coinciding XVs). ``warm``:
-        (beta, rho, A) of a previous solve, its start (L-BFGS: that point; Newton: the
-        bags active there)."""
-        K_xz, K_z = geometry.kernels(params)
-        A = bag_reduce(K_xz, offsets, "mean")
+        kernel rows (``means @ K_XZ``, ``means`` the averaging operator of
+        :func:`~mlkit.kernels.bag_mean_matrix`); g = inf when K_Z is numerically singular
+        (coinciding XVs). ``warm``: (beta, rho, A) of a previous solve, its start (L-BFGS:
+        that point; Newton: the bags active there). ``cross``: ``geometry.cross(params)``
+        when the caller has it."""
+        K_xz, K_z = geometry.kernels(params, cross)
+        A = means @ K_xz
         init = active = None
         if warm is not None:
             init = warm[:2]
@@ -471,8 +529,10 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         rng = check_random_state(self.random_state)
         evaluation = self._prepare_eval()
         geometry, params = self._initial_params(X, offsets, Y, rng)
+        means = bag_mean_matrix(offsets)
         with single_threaded_blas():
-            g, beta, rho, K_xz, K_z, A = self._solve(geometry, params, offsets, Y)
+            cross = geometry.cross(params)
+            g, beta, rho, K_xz, K_z, A = self._solve(geometry, params, means, Y, cross=cross)
             if beta is None:
                 raise ValueError("SparseMI: the initial expansion vectors are numerically "
                                  "coincident (K_Z is singular); increase jitter or lower n_xv")
@@ -497,12 +557,15 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                         self.stop_reason_ = "tol"
                         break
                     G = G / norm
+                cross_G = geometry.cross(G)     # every trial's X Z^T from it and X Z^T
                 accepted = None
                 for s in range(1, self.s_max + 1):
                     trial = params - step * G
-                    out = self._solve(geometry, trial, offsets, Y, warm=(beta, rho, A))
+                    trial_cross = cross - step * cross_G
+                    out = self._solve(geometry, trial, means, Y, warm=(beta, rho, A),
+                                      cross=trial_cross)
                     if out[0] < g:
-                        accepted = (trial, out)
+                        accepted = (trial, trial_cross, out)
                         if s == 1:
                             step *= 2.0
                         break
@@ -512,7 +575,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                     break
                 t += 1
                 g_old = g
-                params, (g, beta, rho, K_xz, K_z, A) = accepted
+                params, cross, (g, beta, rho, K_xz, K_z, A) = accepted
                 self.objective_.append(g)
                 if path is not None:
                     path.append(geometry.points(params))
