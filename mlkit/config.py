@@ -196,6 +196,12 @@ class MethodSpec(_Strict):
     #: of the smallest inner training fold are left out (an expansion over every instance
     #: is the dense model, not a sparse one); the refit keeps the values below it
     grid_n_xv_cap: Optional[Literal["training_instances"]] = None
+    #: how the grid point is chosen from the CV scores (:mod:`mlkit.grid_rules`): "argmax"
+    #: the best mean score, "one_se" the fewest N_XV within one standard error of it
+    grid_rule: Literal["argmax", "one_se"] = "argmax"
+    #: further rules whose choice is also refitted and scored on the test part, kept in the
+    #: record under ``also`` (one refit each, the grid's fold scores shared)
+    grid_also: list[Literal["argmax", "one_se"]] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _cap_needs_n_xv(self):

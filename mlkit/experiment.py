@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
+from sklearn.base import clone
 from sklearn.model_selection import (GridSearchCV, KFold, ShuffleSplit, StratifiedKFold,
                                      StratifiedShuffleSplit)
 
@@ -31,6 +32,7 @@ from .datasets import load_dataset
 from .manifest import compute_kernels, invocation_keys, runs_dir_of
 from .metrics import average_precision_score
 from .registry import METHODS, METRICS
+from .grid_rules import choose, refit_rule
 from .resumable_search import CHECKPOINT_SUFFIX, ResumableGridSearchCV, read_checkpoint
 from .store import RunStore
 from .stats import complete_repeats, repetition_values  # noqa: F401  (re-exported: moved)
@@ -370,7 +372,7 @@ def _run_key(spec, dataset, method, split):
         # the grid-search options added later count only when set, so the records made
         # before them keep their keys
         "method": method.model_dump(mode="json", exclude={"label"} | {
-            k for k in ("grid_stratified", "grid_n_xv_cap")
+            k for k in ("grid_stratified", "grid_n_xv_cap", "grid_rule", "grid_also")
             if getattr(method, k) == type(method).model_fields[k].default}),
         # split r does not depend on how many repeats there are: adding repeats later
         # reuses the runs already done
@@ -423,10 +425,25 @@ def build_estimator(method, split, estimator_class=None, checkpoint=None, checkp
                              response_method="decision_function"
                              if entry.meta["needs"] == "score" else "predict")
         cv = cv_splitter(method.grid_folds, seed, stratified=method.grid_stratified)
+        refit = True if method.grid_rule == "argmax" else refit_rule(method.grid_rule)
         est = ResumableGridSearchCV(est, method.grid, cv=cv, scoring=scorer,
                                     error_score="raise", checkpoint=checkpoint,
-                                    checkpoint_key=checkpoint_key)
+                                    checkpoint_key=checkpoint_key, refit=refit)
     return est
+
+
+def _score_rule(search, rule, train, test, metric_names):
+    """What another grid rule would have given: its choice, refitted on the training part
+    (unless it is the search's own) and scored on the test part."""
+    index = choose(search.cv_results_, rule)
+    params = dict(search.cv_results_["params"][index])
+    if index == search.best_index_:
+        model = search.best_estimator_
+    else:
+        model = clone(search.estimator).set_params(**params).fit(train.inputs, train.target)
+    score, pred = _predict(model, test.inputs)
+    return {"chosen": _jsonable(params), "metrics": _score(metric_names, test.target, score, pred),
+            "model": _model_description(model)}
 
 
 def grid_scores(search):
@@ -506,7 +523,6 @@ def validation_search(est, grid, train, validation, test, metric_names, grid_met
     """
     import copy
 
-    from sklearn.base import clone
     from sklearn.model_selection import ParameterGrid
 
     sign = 1.0 if METRICS.entry(grid_metric).meta["greater_is_better"] else -1.0
@@ -655,6 +671,9 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
     if isinstance(est, GridSearchCV):
         record["chosen"] = {k: v for k, v in est.best_params_.items()}
         record["grid_scores"] = grid_scores(est)
+        if method.grid_also:
+            record["also"] = {rule: _score_rule(est, rule, train, test, metric_names)
+                              for rule in method.grid_also}
     if resumed:
         record["resumed_folds"] = resumed
     if searched is not None:

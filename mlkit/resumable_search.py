@@ -150,9 +150,9 @@ class ResumableGridSearchCV(GridSearchCV):
     """
 
     def __init__(self, estimator, param_grid, *, scoring=None, cv=None, error_score="raise",
-                 checkpoint=None, checkpoint_key=""):
+                 checkpoint=None, checkpoint_key="", refit=True):
         super().__init__(estimator, param_grid, scoring=scoring, cv=cv,
-                         error_score=error_score)
+                         error_score=error_score, refit=refit)
         self.checkpoint = checkpoint
         self.checkpoint_key = checkpoint_key
 
@@ -216,15 +216,18 @@ class ResumableGridSearchCV(GridSearchCV):
         finite = np.nan_to_num(means, nan=np.nanmin(means) - 1) \
             if not np.isnan(means).all() else np.zeros_like(means)
         rank = rankdata(-finite, method="min").astype(np.int32, copy=False)
-        self.best_index_ = int(rank.argmin())
-        self.best_params_ = candidates[self.best_index_]
-        self.best_score_ = means[self.best_index_]
         self.cv_results_ = {
             "params": candidates,
             **{f"split{k}_test_score": scores[:, k] for k in range(len(folds))},
             "mean_test_score": means, "std_test_score": scores.std(axis=1),
             "rank_test_score": rank, "mean_fit_time": fit_s.mean(axis=1),
         }
+        # refit=True: GridSearchCV's choice; a callable (GridSearchCV's refit contract):
+        # cv_results_ -> the chosen index (e.g. mlkit.grid_rules.refit_rule)
+        self.best_index_ = int(self.refit(self.cv_results_)) if callable(self.refit) \
+            else int(rank.argmin())
+        self.best_params_ = candidates[self.best_index_]
+        self.best_score_ = means[self.best_index_]
         self.scorer_, self.multimetric_, self.n_splits_ = scorer, False, len(folds)
 
         self.best_estimator_ = clone(base).set_params(**clone(self.best_params_, safe=False))
