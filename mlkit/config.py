@@ -202,6 +202,9 @@ class MethodSpec(_Strict):
     #: further rules whose choice is also refitted and scored on the test part, kept in the
     #: record under ``also`` (one refit each, the grid's fold scores shared)
     grid_also: list[Literal["argmax", "one_se"]] = Field(default_factory=list)
+    #: the label whose seeds the runs take (default: their own): rows of an ablation that
+    #: change one setting share the random state and the inner folds of the row they vary
+    seed_from: Optional[str] = None
 
     @model_validator(mode="after")
     def _cap_needs_n_xv(self):

@@ -372,7 +372,8 @@ def _run_key(spec, dataset, method, split):
         # the grid-search options added later count only when set, so the records made
         # before them keep their keys
         "method": method.model_dump(mode="json", exclude={"label"} | {
-            k for k in ("grid_stratified", "grid_n_xv_cap", "grid_rule", "grid_also")
+            k for k in ("grid_stratified", "grid_n_xv_cap", "grid_rule", "grid_also",
+                        "seed_from")
             if getattr(method, k) == type(method).model_fields[k].default}),
         # split r does not depend on how many repeats there are: adding repeats later
         # reuses the runs already done
@@ -414,7 +415,7 @@ def build_estimator(method, split, estimator_class=None, checkpoint=None, checkp
     ResumableGridSearchCV`; ``checkpoint_key``: the run's key)."""
     cls = estimator_class or METHODS.get(method.name)
     est = cls(**method.params)
-    seed = method_seed(split.seed, method.display) % (2**31)
+    seed = method_seed(split.seed, method.seed_from or method.display) % (2**31)
     if "random_state" in est.get_params() and "random_state" not in method.params:
         est.set_params(random_state=seed)
     if method.grid and split.validation is None:

@@ -513,6 +513,14 @@ def test_grid_options_stratified_folds_n_xv_cap_and_recorded_fold_scores():
     same = MethodSpec(name="rsvm", grid=grid, grid_stratified=False)
     assert _run_key(spec, dataset, plain, split) == _run_key(spec, dataset, same, split)
     assert _run_key(spec, dataset, plain, split) != _run_key(spec, dataset, strat, split)
+    # seed_from: an ablation row takes the seeds (random state, inner folds) of another
+    paired = MethodSpec(name="rsvm", grid=grid, label="RSVM | cap", seed_from="rsvm",
+                        grid_n_xv_cap="training_instances")
+    twin = build_estimator(paired, split)
+    assert twin.estimator.random_state == search.estimator.random_state
+    assert twin.cv.random_state == search.cv.random_state
+    assert build_estimator(MethodSpec(name="rsvm", grid=grid, label="other"),
+                           split).estimator.random_state != search.estimator.random_state
     search.set_params(param_grid=capped_n_xv_grid(search, train)).fit(train.inputs,
                                                                       train.target)
     scores = grid_scores(search)
