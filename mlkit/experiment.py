@@ -32,7 +32,7 @@ from .datasets import load_dataset
 from .manifest import compute_kernels, invocation_keys, runs_dir_of
 from .metrics import average_precision_score
 from .registry import METHODS, METRICS
-from .grid_rules import choose, refit_rule
+from .grid_rules import choose, fold_scores, refit_rule
 from .resumable_search import CHECKPOINT_SUFFIX, ResumableGridSearchCV, read_checkpoint
 from .store import RunStore
 from .stats import complete_repeats, repetition_values  # noqa: F401  (re-exported: moved)
@@ -451,12 +451,8 @@ def grid_scores(search):
     """The fold scores of every grid point of a fitted grid search, for a selection rule
     applied afterwards (e.g. the smallest N_XV within one standard error of the best):
     ``{"params": [...], "fold_scores": [[...] per grid point]}``."""
-    res = search.cv_results_
-    folds = sorted((k for k in res if k.startswith("split") and k.endswith("_test_score")),
-                   key=lambda k: int(k[len("split"):-len("_test_score")]))
-    scores = np.column_stack([res[k] for k in folds])
-    return {"params": _jsonable(list(res["params"])),
-            "fold_scores": [[float(v) for v in row] for row in scores]}
+    return {"params": _jsonable(list(search.cv_results_["params"])),
+            "fold_scores": fold_scores(search.cv_results_).tolist()}
 
 
 def capped_n_xv_grid(search, train):

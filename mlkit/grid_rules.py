@@ -10,13 +10,15 @@ classifiers), the best mean among those. Either can be given to ``GridSearchCV``
 
 import numpy as np
 
-__all__ = ["RULES", "choose", "refit_rule"]
+__all__ = ["RULES", "choose", "fold_scores", "refit_rule"]
 
 #: the rules a config may name (``grid_rule``, ``grid_also``)
 RULES = ("argmax", "one_se")
 
 
-def _fold_scores(cv_results):
+def fold_scores(cv_results):
+    """The fold scores of every grid point, shape (grid points, folds), from
+    ``split<k>_test_score`` in fold order."""
     keys = sorted((k for k in cv_results if k.startswith("split") and k.endswith("_test_score")),
                   key=lambda k: int(k[len("split"):-len("_test_score")]))
     return np.column_stack([np.asarray(cv_results[k], dtype=float) for k in keys])
@@ -39,7 +41,7 @@ def choose(cv_results, rule, size_param="n_xv"):
     """
     if rule not in RULES:
         raise ValueError(f"unknown grid rule {rule!r}; use one of {RULES}")
-    scores = _fold_scores(cv_results)
+    scores = fold_scores(cv_results)
     means = scores.mean(axis=1)
     best = int(np.argmax(means))                  # the first best: scikit-learn's choice
     params = list(cv_results["params"])
