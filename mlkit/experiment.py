@@ -363,7 +363,13 @@ def numerics_revision(method_name, params=None):
 
 
 def _run_key(spec, dataset, method, split):
-    payload = {
+    payload = _key_payload(spec, dataset, method, split)
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _key_payload(spec, dataset, method, split):
+    """What a run's key hashes: everything its numbers depend on."""
+    return {
         # a change of the method's numbers never reuses the records made before it
         "numerics_revision": numerics_revision(method.name, method.params),
         "dataset": dataset.model_dump(mode="json", exclude={"method_params", "method_grids",
@@ -374,7 +380,8 @@ def _run_key(spec, dataset, method, split):
         "method": method.model_dump(mode="json", exclude={"label"} | {
             k for k in ("grid_stratified", "grid_n_xv_cap", "grid_rule", "grid_also",
                         "seed_from")
-            if getattr(method, k) == type(method).model_fields[k].default}),
+            if getattr(method, k)
+            == type(method).model_fields[k].get_default(call_default_factory=True)}),
         # split r does not depend on how many repeats there are: adding repeats later
         # reuses the runs already done
         "protocol": _protocol_key(dataset.protocol_over(spec.protocol)),
@@ -382,7 +389,6 @@ def _run_key(spec, dataset, method, split):
         "metrics": sorted(spec.metrics),
         "curves": spec.curves,
     }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _protocol_key(protocol):

@@ -491,7 +491,8 @@ def test_grid_options_stratified_folds_n_xv_cap_and_recorded_fold_scores():
     from sklearn.model_selection import StratifiedKFold
 
     from mlkit.config import MethodSpec
-    from mlkit.experiment import _run_key, build_estimator, capped_n_xv_grid, grid_scores
+    from mlkit.experiment import (_key_payload, _run_key, build_estimator, capped_n_xv_grid,
+                                  grid_scores)
 
     grid = {"n_xv": [2, 5, 20, 60], "C": [1.0]}
     plain = MethodSpec(name="rsvm", grid=grid)
@@ -510,8 +511,13 @@ def test_grid_options_stratified_folds_n_xv_cap_and_recorded_fold_scores():
         MethodSpec(name="rsvm", grid={"C": [1.0]}, grid_n_xv_cap="training_instances")
     spec = load_spec(FIG4)
     dataset = spec.datasets[0]
-    same = MethodSpec(name="rsvm", grid=grid, grid_stratified=False)
+    same = MethodSpec(name="rsvm", grid=grid, grid_stratified=False, grid_also=[])
     assert _run_key(spec, dataset, plain, split) == _run_key(spec, dataset, same, split)
+    # a method without the options keeps the key it had before they existed
+    before = {k: v for k, v in plain.model_dump(mode="json").items()
+              if k not in ("grid_stratified", "grid_n_xv_cap", "grid_rule", "grid_also",
+                           "seed_from", "label")}
+    assert _key_payload(spec, dataset, plain, split)["method"] == before
     assert _run_key(spec, dataset, plain, split) != _run_key(spec, dataset, strat, split)
     # seed_from: an ablation row takes the seeds (random state, inner folds) of another
     paired = MethodSpec(name="rsvm", grid=grid, label="RSVM | cap", seed_from="rsvm",
