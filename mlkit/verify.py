@@ -235,6 +235,12 @@ def _shown(path):
         return str(path)
 
 
+def diagnosis_of(paper, number, status):
+    """The diagnosis of claim ``number`` of ``paper`` with verdict ``status`` (None for a
+    PASS), as ``mlkit verify --json`` gives it."""
+    return _diagnosis(status, claims_file(paper).claims.get(number), claims_path(paper))
+
+
 def report(paper):
     """``mlkit verify PAPER --json``: [{claim, verdict, statement, measured, diagnosis}] for
     every claim of ``paper`` by number; ``diagnosis`` is None for a PASS, else

@@ -299,13 +299,17 @@ def test_page_status_differences_claims_and_environment(toy):
 
     claims = text[text.index("### Claims (`mlkit verify reprotoy`)"):]
     claims = claims[:claims.index("<a id=")]
-    assert "| 1 | PASS | claim on table1 | score 0.262 (paper &lt;= 0.3) [full results in " \
-           "results/reprotoy/table1] |" in claims
+    # the table: verdict, statement and the diagnosis's status; the measured text below it
+    assert "| 1 | PASS | claim on table1 | - |" in claims
+    assert ("* **Claim 1** (PASS). Measured: score 0.262 (paper &lt;= 0.3) [full results in "
+            "results/reprotoy/table1]") in claims
     assert "| 2 | PASS (*quick*) | claim on fig1 |" in claims
-    assert "| 3 | NOT RUN | claim on fig2 | no saved results" in claims
-    assert "| 4 | **ERROR** | claim on table1 | dataset corel5k is not at hand |" in claims
-    assert "| 5 | PASS | claim on table1's run records | 2 run records [full results in " \
-           "results/reprotoy/table1] |" in claims
+    assert "| 3 | NOT RUN | claim on fig2 | untested |" in claims
+    assert "* **Claim 3** (NOT RUN). Measured: no saved results" in claims
+    assert "| 4 | **ERROR** | claim on table1 |" in claims
+    assert "* **Claim 4** (**ERROR**). Measured: dataset corel5k is not at hand" in claims
+    assert ("* **Claim 5** (PASS). Measured: 2 run records [full results in "
+            "results/reprotoy/table1]") in claims
 
     env = text[text.index("## Environment of the runs"):]
     assert "`0123456789ab+dirty`" in env and "Linux-test, 2 cpus" in env
@@ -360,7 +364,7 @@ def test_a_failing_claim_is_shown_and_not_counted(toy):
     data["figures"]["score.synth.A"] = 0.5
     summary.write_text(json.dumps(data))
     text, reports = _page(toy)
-    assert "| 1 | **FAIL** | claim on table1 | score 0.500" in text
+    assert "* **Claim 1** (**FAIL**). Measured: score 0.500" in text
     assert summary_numbers(reports)[PAPER][6:] == (1, 5)    # claim 5 alone passes now
 
 
@@ -430,7 +434,7 @@ def test_the_page_does_not_depend_on_the_current_directory(toy, monkeypatch):
         monkeypatch.chdir(cwd)
         pages.append(_page(toy)[0])
     assert pages[0] == pages[1] == pages[2]
-    assert "| 5 | PASS | claim on table1's run records | 2 run records" in pages[0]
+    assert "* **Claim 5** (PASS). Measured: 2 run records" in pages[0]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -450,7 +454,7 @@ def test_in_a_git_checkout_only_committed_results_count(toy):
     assert {t.artifact: t.status for t in reports[0].targets}["fig1"] == "not run"
     assert "| 2 | NOT RUN | claim on fig1 |" in text
     assert "| 1 | PASS | claim on table1 |" in text
-    assert "| 5 | **FAIL** | claim on table1's run records | 1 run records [full " in text
+    assert "* **Claim 5** (**FAIL**). Measured: 1 run records [full " in text
     local = _page(toy)[1]                                # --untracked: every file
     assert {t.artifact: t.status for t in local[0].targets}["fig1"] == "quick run only"
 
@@ -614,3 +618,24 @@ def test_durations_read_as_people_write_them(seconds, text):
     from mlkit.report.reproduction_page import format_seconds
 
     assert format_seconds(seconds) == text
+
+
+def test_the_page_opens_with_each_papers_bullets_and_no_cell_exceeds_40_words():
+    """REPRODUCTION.md reads in five minutes: an "At a glance" section with three to six
+    bullets per paper before the summary table, and no table cell over CELL_WORDS words
+    (a longer text is cut and given in full in a note below its table)."""
+    import re
+
+    from mlkit.report.reproduction_page import CELL_WORDS, _table
+
+    lines = _table(["a", "b"], [["short", " ".join(["word"] * 50)]])
+    assert lines[2] == "| short | " + " ".join(["word"] * (CELL_WORDS - 10)) + " … (note 1) |"
+    assert lines[-1] == "1. " + " ".join(["word"] * 50)
+    page = (Path(__file__).resolve().parents[1] / "REPRODUCTION.md").read_text()
+    glance = page[page.index("## At a glance"):page.index("## Summary")]
+    for block in glance.split("**[`")[1:]:
+        assert 3 <= sum(line.startswith("* ") for line in block.splitlines()) <= 6
+    for line in page.splitlines():
+        if line.startswith("|") and not line.startswith("|---"):
+            for cell in re.split(r"(?<!\\)\|", line)[1:-1]:
+                assert len(cell.split()) <= CELL_WORDS, cell[:80]

@@ -37,7 +37,7 @@ from ..experiment import planned_runs
 from ..store import RunStore
 from ..registry import CLAIMS, DATASETS, METRICS, TARGETS
 from ..targets import outdated_runs, results_root, target_spec
-from ..verify import claims_of, evaluate
+from ..verify import claims_of, diagnosis_of, evaluate, verdict
 from .reproduction_cells import PAPER_DATA, SUBSTITUTE_DATA, Cell, compare_cell, read_cells
 from .reproduction_view import ResultsView
 
@@ -101,6 +101,8 @@ class ClaimReport:
     verdict: str            # PASS, FAIL, NOT RUN, ERROR
     measured: str
     quick: bool = False
+    #: {status, text, targets} of the claims YAML for a verdict other than PASS, or None
+    diagnosis: Optional[dict] = None
 
     @property
     def passed(self):
@@ -340,8 +342,10 @@ def _claim_reports(paper, shown_root, roots):
             continue
         measured = shown(res.measured)
         quick = res.passed is not None and "quick results in" in measured
+        status = verdict(res)
+        diag = diagnosis_of(paper, claim.number, status)
         out.append(ClaimReport(claim.number, claim.statement, _VERDICT[res.passed], measured,
-                               quick))
+                               quick, None if diag is None else dict(diag)))
     return out
 
 

@@ -7,6 +7,7 @@ the page is built, so the same results give the same page everywhere.
 
 import json
 import os
+import re
 from pathlib import Path
 
 from .reproduction import FULL, NOT_RUN, PAPER_DATA, QUICK, SUBSTITUTE_DATA, summary_numbers
@@ -30,9 +31,25 @@ def _anchor(name):
     return name.replace("/", "-")
 
 
+#: the most words a table cell of the page holds; a longer text is cut there and given in
+#: full in a note below its table
+CELL_WORDS = 40
+
+
 def _table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    notes = []
+    for row in rows:
+        cells = []
+        for cell in row:
+            words = str(cell).split()
+            if len(words) > CELL_WORDS:
+                notes.append(str(cell))
+                cell = " ".join(words[:CELL_WORDS - 10]) + f" … (note {len(notes)})"
+            cells.append(cell)
+        lines.append("| " + " | ".join(cells) + " |")
+    if notes:
+        lines += [""] + [f"{k}. {text}" for k, text in enumerate(notes, 1)]
     return lines
 
 
@@ -144,17 +161,90 @@ def _progress(t):
     return f"full run in progress: {done:,} of {total:,} runs recorded"
 
 
+#: the end of a sentence: a full stop (not of an abbreviation) or a semicolon, then a space
+_SENTENCE_END = re.compile(r"(?<!\bFig)(?<!\bEq)(?<!\bSec)(?<!\bvs)(?<!\bal)(?<!\be\.g)"
+                           r"(?<!\bi\.e)(?<!\bNo)[.;] ")
+
+#: the most words a bullet of the page's opening quotes from a diagnosis
+_BRIEF_WORDS = 40
+
+
+def _brief(text, words=_BRIEF_WORDS):
+    """The first sentence of ``text``, cut to ``words`` words."""
+    text = " ".join(str(text).split())
+    end = _SENTENCE_END.search(text)
+    if end:
+        text = text[:end.start() + 1]
+    cut = text.split()
+    return " ".join(cut[:words]) + (" …" if len(cut) > words else "")
+
+
+def _verdict_shown(c):
+    verdict = f"**{c.verdict}**" if c.verdict in ("FAIL", "ERROR") else c.verdict
+    return verdict + (" (*quick*)" if c.quick else "")
+
+
+def _glance(report):
+    """Three to six bullets for one paper: what reproduces, what does not and why (the
+    claims' diagnoses), what is still to be run."""
+    claims = report.claims
+    passing = [c for c in claims if c.passed]
+    failing = [c for c in claims if c.verdict in ("FAIL", "ERROR") and not c.quick]
+    pending = [c for c in claims if c not in passing and c not in failing]
+    bullets = []
+    if passing:
+        bullets.append("Reproduces: " + "; ".join(f"claim {c.number} ({_md(_brief(c.statement, 15))})"
+                                                   for c in passing) + ".")
+    for c in failing[:4 if pending else 5]:
+        d = c.diagnosis or {}
+        status = d.get("status", "untested")
+        reason = _md(_brief(d.get("text", "no diagnosis written yet")))
+        bullets.append(f"Does not reproduce: claim {c.number} ({_md(_brief(c.statement, 15))}). "
+                       f"Why ({'tested' if status == 'tested' else 'untested belief'}): "
+                       f"{reason}")
+    rest = failing[4 if pending else 5:]
+    if rest:
+        bullets.append("Also failing: claims " + ", ".join(c.number for c in rest)
+                       + " (see the claims below).")
+    if pending:
+        bullets.append("No verdict yet: claims " + ", ".join(c.number for c in pending)
+                       + " (their results are missing, outdated or partial: being rerun).")
+    cells = {d: [c for t in report.targets for c in t.counted_on(d)]
+             for d in (PAPER_DATA, SUBSTITUTE_DATA)}
+    counts = [f"{sum(c.within for c in cells[d])} of {len(cells[d])} {name}"
+              for d, name in ((PAPER_DATA, "on the paper's data"),
+                              (SUBSTITUTE_DATA, "on substitute data")) if cells[d]]
+    bullets.insert(0, "Table cells within the paper's spread: "
+                   + ("; ".join(counts) if counts else "none counted yet") + ".")
+    runs = [t for t in report.targets if t.status == FULL and not t.outdated]
+    stale = [t for t in report.targets if t.outdated or t.progress]
+    bullets.append(f"{len(runs)} of {len(report.targets)} targets have current full results"
+                   + (f"; {len(stale)} outdated or in progress ("
+                      + ", ".join(f"`{t.artifact}`" for t in stale) + ")" if stale else "")
+                   + ".")
+    if len(bullets) > 6:                  # the target count stays the last
+        bullets = bullets[:5] + bullets[-1:]
+    return [f"* {b}" for b in bullets]
+
+
 def _claims(paper, claims):
     lines = [f"### Claims (`mlkit verify {paper}`)", ""]
     if not claims:
         return lines + ["The paper has no registered claims.", ""]
     rows = []
     for c in claims:
-        verdict = f"**{c.verdict}**" if c.verdict in ("FAIL", "ERROR") else c.verdict
-        if c.quick:
-            verdict += " (*quick*)"
-        rows.append([c.number, verdict, _md(c.statement), _md(c.measured)])
-    return lines + _table(["claim", "verdict", "statement", "measured"], rows) + [""]
+        d = c.diagnosis
+        rows.append([c.number, _verdict_shown(c), _md(c.statement),
+                     "-" if d is None else d.get("status", "untested")])
+    lines += _table(["claim", "verdict", "statement", "diagnosis"], rows) + [""]
+    for c in claims:         # the long measured text and diagnosis below the table
+        lines += [f"* **Claim {c.number}** ({_verdict_shown(c)}). Measured: {_md(c.measured)}"]
+        d = c.diagnosis
+        if d is not None:
+            targets = ", ".join(f"`{t}`" for t in d.get("targets", []))
+            lines += [f"  * Diagnosis ({d.get('status', 'untested')}): {_md(d.get('text', ''))}"
+                      + (f" Targets: {targets}." if targets else "")]
+    return lines + [""]
 
 
 def _cells_table(table):
@@ -305,6 +395,10 @@ def render_page(reports, view, page_dir):
         "only the files git tracks are read). CI runs `mlkit report --check`, which fails "
         "when this page differs from what those results give; regenerate it with "
         "`mlkit report`.", ""]
+    lines += ["## At a glance", ""]
+    for r in reports:
+        lines += [f"**[`{r.paper}`](#{_anchor(r.paper)})**: {_md(r.title)}", ""]
+        lines += _glance(r) + [""]
     lines += _summary(reports) + [""]
     for r in reports:
         lines += _paper(r, page_dir)
