@@ -553,6 +553,8 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
 
     numerics_revision = 1
     _min_class_size = 2
+    #: constructor parameters that make the common tests' fits fast
+    _quick_params = {"n_rounds": 5, "random_state": 0}
     #: scikit-learn's common checks that cannot hold for HFSS, each with the reason
     _expected_failed_checks = {
         "check_non_transformer_estimators_n_iter":
