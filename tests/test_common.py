@@ -79,11 +79,17 @@ def test_the_input_kind_is_declared_in_the_tags():
             assert not tags.two_d_array and tags.sparse, entry.name
         elif family == "multilabel":
             assert tags.two_d_array and tags.sparse, entry.name
-        elif "view_columns" in est.get_params():
-            # a matrix is one subspace (HFSS) or, for the multi-modal methods, needs a split
-            declared = get_tags(clone(est).set_params(view_columns=[1, 1])).input_tags
-            assert declared.two_d_array, entry.name
-            assert tags.two_d_array == entry.name.startswith("hfss"), entry.name
+        else:                                            # several views
+            views, y, _ = _data(family)
+            matrix = np.hstack(views.views)
+            split = clone(est).set_params(view_columns=views.dims)
+            assert get_tags(split).input_tags.two_d_array, entry.name
+            assert split.fit(matrix, y).view_dims_ == views.dims
+            if tags.two_d_array:                         # a matrix without a split: one view
+                assert clone(est).fit(matrix, y).view_dims_ == [matrix.shape[1]]
+            else:                                        # ... or an error naming the split
+                with pytest.raises(ValueError, match="view_columns"):
+                    clone(est).fit(matrix, y)
 
 
 @parametrize_with_checks(

@@ -6,9 +6,8 @@ Every method of Tables I-II of Luo et al. (2016) is one estimator taking a multi
 (a :class:`mlkit.datasets.Views`, a list or a dict of per-modality matrices, or one matrix or
 pandas DataFrame whose columns form the modalities as the ``view_columns`` parameter declares:
 column counts ``[d_1, d_2, ...]``, or a slice / index / column-name list per modality) and a
-target that
-is either a class vector (single-label, one-vs-all tasks) or an (n, L) 0/1 matrix (multi-label,
-one task per label). The feature extraction is followed by a *downstream* classifier chosen by
+target that is either a class vector (single-label, one-vs-all tasks) or an (n, L) 0/1 matrix
+(multi-label, one task per label). The feature extraction is followed by a *downstream* classifier chosen by
 ``classifier``: ``"knn"`` (the NUS-WIDE role: ``n_neighbors`` nearest neighbours in Euclidean
 distance) or ``"rls"`` (the MIR Flickr role: one ridge regressor per task on +-1 targets with an
 intercept, penalty ``rls_alpha``). Selection methods (``*FS``) have a ``percent`` parameter: the
