@@ -1,7 +1,9 @@
 """The common contract of every registered method, whatever its input kind, driven by the
 registry (a new method is checked the moment it registers itself):
 
-* matrix input (multi-label): scikit-learn's ``check_estimator``;
+* matrix input (the estimators whose scikit-learn tags say ``two_d_array``: multi-label, and
+  HFSS, which takes one matrix as one subspace): scikit-learn's ``check_estimator``; the
+  others declare their input kind (a list of bags; several views) through their tags;
 * every kind: clone, get/set_params, fit returns self and leaves the parameters alone,
   predict/decision_function shapes, the not-fitted error, pickling, and the same numbers
   from the same ``random_state``.
@@ -16,8 +18,10 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
+from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+import mlkit.methods
 from mlkit.datasets import Views
 from mlkit.registry import METHODS
 
@@ -57,8 +61,39 @@ def test_every_registered_method_has_a_known_family():
     assert not unknown, f"methods of no known input kind (family=...): {unknown}"
 
 
+def test_every_registered_method_is_exported_from_mlkit_methods():
+    builtin = {e.obj.__name__: e.obj for e in ENTRIES if e.obj.__module__.startswith("mlkit.")}
+    for name, cls in builtin.items():
+        assert getattr(mlkit.methods, name) is cls
+    exported = {n for n in mlkit.methods.__all__
+                if isinstance(getattr(mlkit.methods, n), type)
+                and hasattr(getattr(mlkit.methods, n), "fit")}
+    assert exported == set(builtin), "mlkit.methods.__all__ is out of step with the registry"
+
+
+def test_the_input_kind_is_declared_in_the_tags():
+    for entry in ENTRIES:
+        est, family = _make(entry), entry.meta.get("family")
+        tags = get_tags(est).input_tags
+        if family == "multi-instance":                   # a list of bags
+            assert not tags.two_d_array and tags.sparse, entry.name
+        elif family == "multilabel":
+            assert tags.two_d_array and tags.sparse, entry.name
+        else:                                            # several views
+            views, y, _ = _data(family)
+            matrix = np.hstack(views.views)
+            split = clone(est).set_params(view_columns=views.dims)
+            assert get_tags(split).input_tags.two_d_array, entry.name
+            assert split.fit(matrix, y).view_dims_ == views.dims
+            if tags.two_d_array:                         # a matrix without a split: one view
+                assert clone(est).fit(matrix, y).view_dims_ == [matrix.shape[1]]
+            else:                                        # ... or an error naming the split
+                with pytest.raises(ValueError, match="view_columns"):
+                    clone(est).fit(matrix, y)
+
+
 @parametrize_with_checks(
-    [_make(e) for e in ENTRIES if e.meta.get("family") == "multilabel"],
+    [_make(e) for e in ENTRIES if get_tags(_make(e)).input_tags.two_d_array],
     # a method may name the checks that cannot hold for it, each with the reason
     expected_failed_checks=lambda est: dict(getattr(est, "_expected_failed_checks", {})))
 def test_sklearn_compatible(estimator, check):

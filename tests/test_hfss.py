@@ -246,12 +246,12 @@ def test_pca_keeps_at_least_95_percent_of_each_subspace_variance():
     assert extras["problems"][0]["dims_after_pca"] == est.dims_pca_[0].tolist()
 
 
-def test_views_dict_and_matrix_with_groups_give_identical_results():
+def test_views_dict_and_matrix_with_view_columns_give_identical_results():
     views, y = _planted(n_per_class=20, n_classes=3, seed=5)
     X = np.hstack(views.views)
-    groups = {"strong": [0, 1], "weak": slice(2, 5), "noise": list(range(5, 10))}
+    columns = {"strong": [0, 1], "weak": slice(2, 5), "noise": list(range(5, 10))}
     a = HFSS(n_rounds=4, random_state=1).fit(views, y)
-    b = HFSS(n_rounds=4, random_state=1, groups=groups).fit(X, y)
+    b = HFSS(n_rounds=4, random_state=1, view_columns=columns).fit(X, y)
     c = HFSS(n_rounds=4, random_state=1).fit(dict(zip(views.names, views.views)), y)
     for other in (b, c):
         np.testing.assert_array_equal(a.goodness_, other.goodness_)

@@ -22,11 +22,15 @@ class Views:
     ``views[rows]`` (an index array, a boolean mask or a slice) is the ``Views`` of those
     samples in every view, so scikit-learn's splitters and ``GridSearchCV`` (which index
     ``X[rows, ...]`` when ``X`` has a ``shape``) split a multi-view input exactly as a matrix.
-    Each view stays as given: dense arrays stay dense and scipy.sparse matrices sparse.
+    Each view stays as given: dense arrays stay dense, scipy.sparse matrices sparse and
+    pandas DataFrames DataFrames (rows taken by position).
+
+    This is how several views go through ``cross_val_score``, ``GridSearchCV`` or a
+    ``Pipeline``: a plain list ``[X_1, X_2]`` would be split as a list of samples.
 
     Parameters
     ----------
-    views : list of (n, d_v) arrays or sparse matrices
+    views : list of (n, d_v) arrays, DataFrames or sparse matrices
     names : list of str, optional
         One name per view (default "view 1", "view 2", ...).
 
@@ -74,7 +78,9 @@ class Views:
             rows = np.asarray(rows)
             if rows.dtype == bool:
                 rows = np.flatnonzero(rows)
-        return Views([X[rows] for X in self.views], self.names)
+        # a DataFrame's [] selects columns: its rows are .iloc's
+        return Views([X.iloc[rows] if hasattr(X, "iloc") else X[rows] for X in self.views],
+                     self.names)
 
     def __repr__(self):
         return f"Views(n={len(self)}, dims={dict(zip(self.names, self.dims))})"

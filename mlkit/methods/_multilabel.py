@@ -11,7 +11,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._record import RecordedModel
-from ._validation import check_multilabel_Y
+from ._validation import TrainingDataError, check_multilabel_Y
 
 __all__ = ["MultiLabelClassifier"]
 
@@ -56,7 +56,8 @@ class MultiLabelClassifier(RecordedModel, ClassifierMixin, BaseEstimator):
             raise ValueError(f"{name}: X has {n_samples} samples but y has {len(y)}")
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if len(np.unique(y)) < 2:
-            raise ValueError(f"{name}: y has only one class; at least 2 classes are needed")
+            raise TrainingDataError(f"{name}: y has only one class; at least 2 classes are "
+                                    "needed")
         if y_type == "multiclass":
             raise ValueError(
                 f"Only binary classification is supported. {name} handles binary or "

@@ -1,12 +1,24 @@
 """Input checks shared by every mlkit estimator (the role of sklearn's ``check_array``)."""
 
+from numbers import Integral
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_array
+from sklearn.utils.validation import check_array, validate_data
 
-__all__ = ["check_multilabel_Y", "check_bags", "check_bag_labels", "check_views",
-           "check_groups"]
+__all__ = ["TrainingDataError", "check_multilabel_Y", "check_bags", "check_bag_labels",
+           "check_views", "check_view_columns", "check_multiview_input"]
+
+
+class TrainingDataError(ValueError):
+    """The training data cannot support the fit: too few samples, or a class (or a label's
+    positive or negative side) missing. The message names what the estimator needs."""
+
+
+def _shown(value):
+    """A label as the user wrote it (``0``, ``'cat'``), not numpy's ``np.int64(0)``."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def check_multilabel_Y(Y, n_samples, estimator):
@@ -55,7 +67,7 @@ def check_multilabel_Y(Y, n_samples, estimator):
         )
     one_class = np.flatnonzero((Y_pm > 0).all(axis=0) | (Y_pm < 0).all(axis=0))
     if one_class.size:
-        raise ValueError(
+        raise TrainingDataError(
             f"{name}: label column(s) {one_class[:10].tolist()} have only one class in the "
             "training data; every label needs positive and negative examples"
         )
@@ -185,8 +197,8 @@ def check_bag_labels(y, n_bags, estimator):
                          "classification needs discrete class labels per bag")
     classes, idx = np.unique(y, return_inverse=True)
     if len(classes) < 2:
-        raise ValueError(f"{name}: y has only one class ({classes[0]!r}); at least 2 classes "
-                         "are needed")
+        raise TrainingDataError(f"{name}: y has only one class ({_shown(classes[0])!r}); at "
+                                "least 2 classes are needed")
     if len(classes) == 2:
         return classes, np.where(idx == 1, 1.0, -1.0)[:, None]
     return classes, np.where(idx[:, None] == np.arange(len(classes)), 1.0, -1.0)
@@ -224,9 +236,9 @@ def check_views(views, estimator, *, fitted_dims=None, accept_sparse=True):
     Parameters
     ----------
     views : Views, list or tuple of matrices, or dict of name -> matrix
-        One (n_samples, d_v) array-like or scipy.sparse matrix per view (modality, feature
-        group), all with the same rows. A :class:`mlkit.datasets.Views` (what a
-        ``MultiViewDataset`` gives as ``inputs``) keeps its view names.
+        One (n_samples, d_v) array-like, pandas DataFrame or scipy.sparse matrix per view
+        (modality, feature group), all with the same rows. A :class:`mlkit.datasets.Views`
+        (what a ``MultiViewDataset`` gives as ``inputs``) keeps its view names.
     estimator : object
         The caller, named in error messages.
     fitted_dims : list of int, optional
@@ -246,7 +258,7 @@ def check_views(views, estimator, *, fitted_dims=None, accept_sparse=True):
     name = type(estimator).__name__
     if isinstance(views, Views):
         mats, names = list(views.views), list(views.names)
-    elif isinstance(views, dict):
+    elif isinstance(views, dict) and not sp.issparse(views):
         names, mats = [str(k) for k in views], list(views.values())
     elif isinstance(views, (list, tuple)):
         mats, names = list(views), [f"view {v + 1}" for v in range(len(views))]
@@ -254,7 +266,7 @@ def check_views(views, estimator, *, fitted_dims=None, accept_sparse=True):
         raise TypeError(
             f"{name} expects the views as a list or dict of (n_samples, n_features) matrices "
             f"or a mlkit.datasets.Views, got {type(views).__name__}; for one feature matrix "
-            "with column groups use check_groups / the estimator's `groups` parameter")
+            "whose columns form the views, set the estimator's view_columns parameter")
     if not mats:
         raise ValueError(f"{name}: got 0 views; at least one is required")
     Xs = [_as_view(X, v, name, accept_sparse) for v, X in enumerate(mats)]
@@ -272,42 +284,180 @@ def check_views(views, estimator, *, fitted_dims=None, accept_sparse=True):
     return Xs, names
 
 
-def check_groups(X, groups, estimator):
-    """Split one feature matrix into views by a column-groups description.
+def _ndim(x):
+    """The number of dimensions of an array-like without converting it (nested lists: by
+    their first element), so a ragged list is not an error here."""
+    ndim = getattr(x, "ndim", None)
+    if ndim is not None:
+        return int(ndim)
+    if isinstance(x, (list, tuple)):
+        return 1 + (_ndim(x[0]) if len(x) else 0)
+    return 0
+
+
+def is_view_list(X):
+    """Whether ``X`` is several views rather than one matrix: a Views, a dict, or a list or
+    tuple of 2-D matrices. A list of rows (1-D sequences or numbers) is one matrix, as in
+    scikit-learn; a view is always 2-D, so the two never look alike."""
+    from ..datasets._containers import Views
+
+    if sp.issparse(X):                       # a DOK matrix is a dict, yet one matrix
+        return False
+    if isinstance(X, (Views, dict)):
+        return True
+    return isinstance(X, (list, tuple)) and (len(X) == 0 or _ndim(X[0]) == 2)
+
+
+def _column_indices(cols, d, feature_names, where):
+    """Column indices of one view's selection (a slice, ints, or feature names)."""
+    if isinstance(cols, slice):
+        return np.arange(d)[cols]
+    cols = [cols] if isinstance(cols, str) else list(np.ravel(np.asarray(cols, dtype=object)))
+    if any(isinstance(c, str) for c in cols):
+        if feature_names is None:
+            raise ValueError(f"{where} names columns, but X has no column names (pass a pandas "
+                             "DataFrame, or give column indices, counts or slices)")
+        index = {str(f): j for j, f in enumerate(feature_names)}
+        missing = [c for c in cols if str(c) not in index]
+        if missing:
+            raise ValueError(f"{where} names columns that X does not have: {missing[:5]}")
+        return np.array([index[str(c)] for c in cols], dtype=int)
+    if not all(isinstance(c, Integral) and not isinstance(c, bool) for c in cols):
+        raise ValueError(f"{where} must be a column count, a slice, or a list of column "
+                         f"indices or names, got {cols[:5]}")
+    idx = np.asarray(cols, dtype=int)
+    if idx.size and (idx.min() < 0 or idx.max() >= d):
+        raise ValueError(f"{where} names columns outside 0..{d - 1}")
+    return idx
+
+
+def check_view_columns(X, view_columns, estimator, feature_names=None):
+    """Split one feature matrix into views as ``view_columns`` declares.
 
     Parameters
     ----------
-    X : (n_samples, n_features) array-like or sparse matrix
-    groups : dict of name -> column indices or slice, or list of column-index lists
-        Every column belongs to at most one group; the groups need not cover all columns.
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        Already validated (2-D, finite).
+    view_columns : list, tuple or dict
+        * column counts ``[d_1, d_2, ...]``: the views are consecutive blocks of d_1, d_2, ...
+          columns that together are all of X's columns;
+        * column selections ``[sel_1, sel_2, ...]``: each a slice, a list of column indices
+          or, when X was a pandas DataFrame, of column names; every column belongs to at
+          most one view and the views need not cover all columns;
+        * a dict name -> count or name -> selection (the same, with view names).
     estimator : object
         The caller, named in error messages.
+    feature_names : array-like of str, optional
+        X's column names (a DataFrame's), for selections by name.
 
     Returns
     -------
     Views
-        One view per group, in the order given.
+        One view per entry, in the order given.
     """
     from ..datasets._containers import Views
 
     name = type(estimator).__name__
-    X = _as_view(X, 0, name, accept_sparse=True)
     d = X.shape[1]
-    items = list(groups.items()) if isinstance(groups, dict) else \
-        [(f"group {g + 1}", cols) for g, cols in enumerate(groups)]
+    if isinstance(view_columns, dict):
+        items = [(str(k), v) for k, v in view_columns.items()]
+    else:
+        items = [(f"view {v + 1}", cols) for v, cols in enumerate(view_columns)]
     if not items:
-        raise ValueError(f"{name}: groups is empty; give at least one group of columns")
-    seen = np.zeros(d, dtype=bool)
-    views, names = [], []
-    for gname, cols in items:
-        idx = np.arange(d)[cols] if isinstance(cols, slice) else np.asarray(cols, dtype=int)
-        if idx.size == 0:
-            raise ValueError(f"{name}: group {gname!r} has no columns")
-        if idx.min() < 0 or idx.max() >= d:
-            raise ValueError(f"{name}: group {gname!r} names columns outside 0..{d - 1}")
-        if seen[idx].any():
-            raise ValueError(f"{name}: group {gname!r} shares columns with an earlier group")
-        seen[idx] = True
-        views.append(X[:, idx])
-        names.append(str(gname))
-    return Views(views, names)
+        raise ValueError(f"{name}: view_columns is empty; declare at least one view")
+    counts = [isinstance(c, Integral) and not isinstance(c, bool) for _, c in items]
+    if all(counts):
+        sizes = np.array([int(c) for _, c in items])
+        if np.any(sizes < 1) or sizes.sum() != d:
+            raise ValueError(f"{name}: view_columns gives column counts {sizes.tolist()} "
+                             f"(sum {int(sizes.sum())}), but X has {d} columns; the counts "
+                             "must be positive and add up to X's columns")
+        edges = np.concatenate([[0], np.cumsum(sizes)])
+        selections = [np.arange(a, b) for a, b in zip(edges[:-1], edges[1:])]
+    elif any(counts):
+        raise ValueError(f"{name}: view_columns mixes column counts and column selections; "
+                         "give either counts [d_1, d_2, ...] or selections (slices, index "
+                         "or name lists)")
+    else:
+        seen = np.zeros(d, dtype=bool)
+        selections = []
+        for vname, cols in items:
+            idx = _column_indices(cols, d, feature_names, f"{name}: view_columns[{vname!r}]")
+            if idx.size == 0:
+                raise ValueError(f"{name}: view_columns[{vname!r}] selects no columns")
+            if seen[idx].any() or len(np.unique(idx)) != idx.size:
+                raise ValueError(f"{name}: view_columns[{vname!r}] repeats a column or shares "
+                                 "columns with an earlier view")
+            seen[idx] = True
+            selections.append(idx)
+    return Views([X[:, idx] for idx in selections], [n for n, _ in items])
+
+
+def check_multiview_input(X, estimator, *, view_columns=None, reset=True,
+                          one_matrix="error", accept_sparse=True):
+    """The views of a multi-view estimator's input, in any of the forms it accepts.
+
+    * several views: a :class:`mlkit.datasets.Views`, a dict name -> matrix, or a list or
+      tuple of (n_samples, d_v) matrices (arrays, DataFrames, sparse), see
+      :func:`check_views`;
+    * one matrix (ndarray, pandas DataFrame, sparse matrix, list of rows) whose columns
+      form the views as the estimator's ``view_columns`` parameter declares
+      (:func:`check_view_columns`). It is validated by scikit-learn's ``validate_data``, so
+      ``n_features_in_`` and ``feature_names_in_`` (a DataFrame's columns) follow
+      scikit-learn's rules; without ``view_columns`` it is one view if ``one_matrix`` is
+      ``"one view"``, and an error naming ``view_columns`` if it is ``"error"``.
+
+    Parameters
+    ----------
+    X : see above
+    estimator : object
+        The caller; on ``reset`` this sets its ``view_names_``, ``view_dims_`` and
+        ``n_features_in_`` (the sum of the view dimensions for several views).
+    view_columns : list, tuple, dict or None
+        The estimator's declared split of one matrix into views.
+    reset : bool, default=True
+        True in ``fit``; False when predicting (the input must match what ``fit`` saw).
+    one_matrix : {"error", "one view"}
+    accept_sparse : bool, default=True
+
+    Returns
+    -------
+    Xs : list of ndarray or CSR matrix, float
+    names : list of str
+    """
+    name = type(estimator).__name__
+    fitted_dims = None if reset else estimator.view_dims_
+    if is_view_list(X):
+        if view_columns is not None:
+            raise ValueError(f"{name}: view_columns={view_columns!r} splits one matrix into "
+                             "views, but X is already several views; pass one matrix or set "
+                             "view_columns=None")
+        Xs, names = check_views(X, estimator, fitted_dims=fitted_dims,
+                                accept_sparse=accept_sparse)
+        if reset:
+            estimator.n_features_in_ = int(sum(V.shape[1] for V in Xs))
+            if hasattr(estimator, "feature_names_in_"):
+                del estimator.feature_names_in_
+    else:
+        if view_columns is None and one_matrix == "error":
+            shape = getattr(X, "shape", None)
+            what = f"one matrix of shape {tuple(shape)}" if shape is not None else \
+                f"one {type(X).__name__}"
+            raise ValueError(
+                f"{name} got {what}; declare how its columns form the views with "
+                f"view_columns (e.g. {name}(view_columns=[d_1, d_2]) for consecutive blocks "
+                "of d_1 and d_2 columns, or a dict name -> slice), or pass the views as "
+                "mlkit.datasets.Views([X_1, X_2])")
+        X = validate_data(estimator, X, reset=reset, dtype=float,
+                          accept_sparse="csr" if accept_sparse else False)
+        if view_columns is None:
+            views = [X]
+        else:
+            views = check_view_columns(X, view_columns, estimator,
+                                       getattr(estimator, "feature_names_in_", None))
+        Xs, names = check_views(views, estimator, fitted_dims=fitted_dims,
+                                accept_sparse=accept_sparse)
+    if reset:
+        estimator.view_names_ = names
+        estimator.view_dims_ = [V.shape[1] for V in Xs]
+    return Xs, names

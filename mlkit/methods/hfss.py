@@ -36,7 +36,7 @@ from sklearn.svm import LinearSVC
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 from threadpoolctl import ThreadpoolController
 
 from ..registry import METHODS
@@ -51,7 +51,7 @@ except ImportError:  # pragma: no cover - a future scikit-learn may move them
 _LIBLINEAR_SEED = np.random.RandomState(0).randint(np.iinfo("i").max)
 _NO_CLASS_WEIGHT = np.empty(0, dtype=np.float64)
 from ._sampling import bootstrap
-from ._validation import check_groups, check_views
+from ._validation import TrainingDataError, check_multiview_input
 
 __all__ = ["HFSS", "HFSSOneShotSVM", "vote_scores", "oob_accuracy", "fit_weak_svm"]
 
@@ -281,6 +281,12 @@ class _BinaryProblem:
         self.forward_curve = self._acc(*(np.cumsum(a[self.order], axis=0)
                                          for a in (vs, ds, cnt)), y_pm, est)
         if est.selection == "bestk":
+            if np.isnan(self.forward_curve).all():
+                raise TrainingDataError(
+                    f"{type(est).__name__}: no training sample was out of bag for any weak "
+                    f"SVM of a binary problem ({len(y_pm)} samples, n_rounds={est.n_rounds}), so "
+                    "the OOB goodness of Algorithm 1 is undefined; give every class more "
+                    "samples or raise n_rounds")
             self.bestk = int(np.nanargmax(self.forward_curve)) + 1
         else:
             self.bestk = len(self.subspaces)
@@ -365,31 +371,45 @@ def _ovo_decision(scores, pairs, n_classes):
 
 # -- the estimators --------------------------------------------------------------------------
 class _GroupedInput:
-    """Shared input handling: views (Views/list/dict) or one matrix with ``groups``."""
+    """Shared input handling: views (Views/list/dict), or one matrix (array, DataFrame,
+    sparse, list of rows) split by ``view_columns``, or one subspace without it."""
+
+    #: the fewest training samples a class may have
+    _min_class_size = 1
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # sparse views are taken as they are, except by the PCA of pca_variance
+        tags.input_tags.sparse = getattr(self, "pca_variance", None) is None
+        return tags
 
     def _views(self, X, *, fitted=False):
-        if self.groups is not None:
-            X = check_groups(X, self.groups, self)
-        elif sp.issparse(X) or (isinstance(X, np.ndarray) and X.ndim == 2):
-            X = [X]                                  # a plain matrix: one subspace
-        Xs, names = check_views(X, self, fitted_dims=self.view_dims_ if fitted else None)
-        return Xs, names
+        return check_multiview_input(X, self, view_columns=self.view_columns,
+                                     reset=not fitted, one_matrix="one view")
 
     def _check_y(self, y, n):
+        name = type(self).__name__
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
-                             "is None")
+            raise ValueError(f"{name} requires y to be passed, but the target y is None")
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
+            y = column_or_1d(y, warn=True)
         if y.ndim != 1 or len(y) != n:
-            raise ValueError(f"{type(self).__name__}: y of shape {y.shape} for {n} samples; "
-                             "one class label per sample is needed")
+            raise ValueError(f"{name}: y of shape {y.shape} for {n} samples; one class label "
+                             "per sample is needed")
         check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        self.classes_, y_idx, counts = np.unique(y, return_inverse=True, return_counts=True)
         if len(self.classes_) < 2:
-            raise ValueError(f"{type(self).__name__}: y has only one class "
-                             f"({self.classes_[0]!r}); at least 2 classes are needed")
+            raise TrainingDataError(f"{name}: y has only one class "
+                                    f"({self.classes_[0].item()!r}); at least 2 classes are "
+                                    "needed")
+        if counts.min() < self._min_class_size:
+            c = int(np.argmin(counts))
+            raise TrainingDataError(
+                f"{name}: class {self.classes_[c].item()!r} has {counts[c]} training "
+                f"sample(s); every class needs at least {self._min_class_size} "
+                "(each bootstrap sample holds every class, so a class's only sample is never "
+                "out of bag for the OOB goodness)")
         self.pairs_ = list(combinations(range(len(self.classes_)), 2))
         return y_idx
 
@@ -475,9 +495,12 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
     subspaces : list of int or str, optional
         Use only these subspaces (indices or view names); a subspace keeps its bootstrap
         seeds, so the ensemble equals the same subspaces' part of a fit on all of them.
-    groups : dict or list, optional
-        When ``X`` is one matrix: its column groups (see
-        :func:`mlkit.methods._validation.check_groups`). Without it a matrix is one subspace.
+    view_columns : list or dict, optional
+        When ``X`` is one matrix (array, DataFrame, sparse): how its columns form the
+        subspaces: column counts ``[d_1, d_2, ...]`` of consecutive blocks, or one slice /
+        index list / DataFrame column-name list per subspace, or a dict name -> either
+        (see :func:`mlkit.methods._validation.check_view_columns`). Without it a matrix is
+        one subspace; with views (``Views``, list or dict of matrices) it must be None.
     tol, max_iter : float, int, default=1e-4, 1000
         liblinear's stopping tolerance and iteration cap (convergence warnings of the weak
         SVMs are silenced).
@@ -529,6 +552,14 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
     """
 
     numerics_revision = 1
+    _min_class_size = 2
+    #: constructor parameters that make the common tests' fits fast
+    _quick_params = {"n_rounds": 5, "random_state": 0}
+    #: scikit-learn's common checks that cannot hold for HFSS, each with the reason
+    _expected_failed_checks = {
+        "check_non_transformer_estimators_n_iter":
+            "max_iter caps each of the n_rounds x n_subspaces weak liblinear SVMs; HFSS keeps "
+            "no single iteration count (n_iter_)"}
 
     _parameter_constraints = {
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
@@ -541,7 +572,7 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         "tie_break": [StrOptions({"decision", "prior"})],
         "no_oob": [StrOptions({"skip", "error"})],
         "subspaces": [list, tuple, None],
-        "groups": [dict, list, tuple, None],
+        "view_columns": [dict, list, tuple, None],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
@@ -550,8 +581,8 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
 
     def __init__(self, n_rounds=50, *, selection="bestk", pca_variance=None, C=1.0,
                  loss="squared_hinge", scaling="standard", vote="majority",
-                 tie_break="decision", no_oob="skip", subspaces=None, groups=None, tol=1e-4,
-                 max_iter=1000, n_jobs=None, random_state=None):
+                 tie_break="decision", no_oob="skip", subspaces=None, view_columns=None,
+                 tol=1e-4, max_iter=1000, n_jobs=None, random_state=None):
         self.n_rounds = n_rounds
         self.selection = selection
         self.pca_variance = pca_variance
@@ -562,7 +593,7 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         self.tie_break = tie_break
         self.no_oob = no_oob
         self.subspaces = subspaces
-        self.groups = groups
+        self.view_columns = view_columns
         self.tol = tol
         self.max_iter = max_iter
         self.n_jobs = n_jobs
@@ -591,7 +622,8 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : Views, list or dict of (n_samples, d_j) matrices, or one matrix with ``groups``
+        X : Views, list or dict of (n_samples, d_j) matrices, or one (n_samples, d) matrix
+            (array, DataFrame, sparse), split into subspaces by ``view_columns``
         y : array-like of shape (n_samples,)
 
         Returns
@@ -601,9 +633,6 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         self._validate_params()
         Xs, names = self._views(X)
         y_idx = self._check_y(y, Xs[0].shape[0])
-        self.view_names_ = names
-        self.view_dims_ = [X.shape[1] for X in Xs]
-        self.n_features_in_ = int(sum(self.view_dims_))
         used = self._used_subspaces(names)
         self.subspaces_ = np.array(used)
         rng = check_random_state(self.random_state)
@@ -728,6 +757,7 @@ class _OneShotProblem:
             warnings.simplefilter("ignore", ConvergenceWarning)
             svm.fit(self.transform.transform(X), y_pm)
         self.coef, self.intercept = svm.coef_.ravel(), svm.intercept_[0]
+        self.n_iter = int(svm.n_iter_)
 
     def score(self, Xs):
         X = sp.hstack(Xs, format="csr") if any(sp.issparse(X) for X in Xs) else np.hstack(Xs)
@@ -745,10 +775,18 @@ class HFSSOneShotSVM(_GroupedInput, ClassifierMixin, BaseEstimator):
         The kernel is not stated in the paper; linear, as the spec says.
     scaling : {"standard", "none"}, default="standard"
         z-scores of every feature fitted on each problem's training part (as :class:`HFSS`).
-    groups : dict or list, optional
-        Column groups when ``X`` is one matrix (only their union is used).
+    view_columns : list or dict, optional
+        How the columns of one matrix form the subspaces (as :class:`HFSS`; only their
+        union is used).
     tol, max_iter : float, int
     n_jobs : int, optional
+
+    Attributes
+    ----------
+    classes_, pairs_, problems_, view_names_, view_dims_, n_features_in_
+        As in :class:`HFSS`.
+    n_iter_ : int
+        The most liblinear iterations any one-vs-one SVM ran.
 
     References
     ----------
@@ -761,18 +799,18 @@ class HFSSOneShotSVM(_GroupedInput, ClassifierMixin, BaseEstimator):
         "C": [Interval(Real, 0, None, closed="neither")],
         "loss": [StrOptions({"squared_hinge", "hinge"})],
         "scaling": [StrOptions({"standard", "none"})],
-        "groups": [dict, list, tuple, None],
+        "view_columns": [dict, list, tuple, None],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
     }
 
-    def __init__(self, C=1.0, *, loss="squared_hinge", scaling="standard", groups=None,
+    def __init__(self, C=1.0, *, loss="squared_hinge", scaling="standard", view_columns=None,
                  tol=1e-4, max_iter=1000, n_jobs=None):
         self.C = C
         self.loss = loss
         self.scaling = scaling
-        self.groups = groups
+        self.view_columns = view_columns
         self.tol = tol
         self.max_iter = max_iter
         self.n_jobs = n_jobs
@@ -782,12 +820,10 @@ class HFSSOneShotSVM(_GroupedInput, ClassifierMixin, BaseEstimator):
         self._validate_params()
         Xs, names = self._views(X)
         y_idx = self._check_y(y, Xs[0].shape[0])
-        self.view_names_ = names
-        self.view_dims_ = [X.shape[1] for X in Xs]
-        self.n_features_in_ = int(sum(self.view_dims_))
         self.problems_ = Parallel(n_jobs=self.n_jobs)(
             delayed(_OneShotProblem)(*self._pair_data(Xs, y_idx, pair), self)
             for pair in self.pairs_)
+        self.n_iter_ = max(p.n_iter for p in self.problems_)
         return self
 
     def _pair_scores(self, Xs):

@@ -677,6 +677,31 @@ class _SubspaceBoosting(_SubspaceEnsemble):
         self.selection_subsample = selection_subsample
         self.shortlist = shortlist
 
+    def predict_proba(self, X):
+        """Probability that each label is positive under the logistic model being boosted.
+
+        The joint loss of Eqn 1 of [1]_, :math:`\\sum_{i,l} \\log(1 + e^{-y_{il} F_l(x_i)})
+        = -\\sum_{i,l} \\log \\sigma(y_{il} F_l(x_i))`, is the negative log-likelihood of
+        independent labels with :math:`P(y_l = +1 \\mid x) = \\sigma(F_l(x)) =
+        1 / (1 + e^{-F_l(x)})`, the :math:`p_{il}` of the Newton step (Sec. 4.2 of [1]_).
+        So ``predict_proba(X) > 0.5`` exactly where ``predict`` gives the positive class.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_labels)
+            :math:`\\sigma(F_l(x))`, column l for label l (multi-label Y); fitted on a 1-D
+            binary y, shape (n_samples, 2): the probabilities of ``classes_[0]`` and
+            ``classes_[1]``.
+        """
+        F = self.decision_function(X)
+        if F.ndim == 1:                          # a single binary label: both classes
+            return np.column_stack([expit(-F), expit(F)])
+        return expit(F)
+
     def _initial_scores(self, Y):
         """F_l before the first round: 0 (Algorithm 2, step 1) or, with ``init="prior"``,
         the training log-odds log(n+_l / n-_l) (the usual start of logistic boosting; not

@@ -102,6 +102,15 @@ class MIClassifierBase(RecordedModel, ClassifierMixin, BaseEstimator):
         "standardize": ["boolean"],
     }
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # X is a list of bags (scikit-learn has no tag for it): not one 2-D array, so
+        # check_estimator skips these estimators, saying which input they need; a bag may
+        # be a sparse matrix
+        tags.input_tags.two_d_array = False
+        tags.input_tags.sparse = True
+        return tags
+
     # -- fitting -------------------------------------------------------------------------
     def fit(self, bags, y):
         """Learn the classifier from labelled bags.

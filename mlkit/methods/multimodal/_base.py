@@ -3,9 +3,11 @@
 API choice (one sklearn estimator per table row and percentage)
 ---------------------------------------------------------------
 Every method of Tables I-II of Luo et al. (2016) is one estimator taking a multi-view input
-(a :class:`mlkit.datasets.Views`, a list or a dict of per-modality matrices) and a target that
-is either a class vector (single-label, one-vs-all tasks) or an (n, L) 0/1 matrix (multi-label,
-one task per label). The feature extraction is followed by a *downstream* classifier chosen by
+(a :class:`mlkit.datasets.Views`, a list or a dict of per-modality matrices, or one matrix or
+pandas DataFrame whose columns form the modalities as the ``view_columns`` parameter declares:
+column counts ``[d_1, d_2, ...]``, or a slice / index / column-name list per modality) and a
+target that is either a class vector (single-label, one-vs-all tasks) or an (n, L) 0/1 matrix
+(multi-label, one task per label). The feature extraction is followed by a *downstream* classifier chosen by
 ``classifier``: ``"knn"`` (the NUS-WIDE role: ``n_neighbors`` nearest neighbours in Euclidean
 distance) or ``"rls"`` (the MIR Flickr role: one ridge regressor per task on +-1 targets with an
 intercept, penalty ``rls_alpha``). Selection methods (``*FS``) have a ``percent`` parameter: the
@@ -33,7 +35,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ...kernels import dense_dot, squared_distances
-from .._validation import check_bag_labels, check_multilabel_Y, check_views
+from .._validation import check_bag_labels, check_multilabel_Y, check_multiview_input
 
 __all__ = ["normalize_views", "select_columns", "Downstream", "MultiViewClassifierMixin"]
 
@@ -213,10 +215,30 @@ class MultiViewClassifierMixin(ClassifierMixin):
         "rls_alpha": [Interval(Real, 0, None, closed="neither")],
         "normalize": [StrOptions({"l2"}), None],
     }
+    #: how one matrix's columns form the modalities (every estimator of this package)
+    _input_constraints = {"view_columns": [list, tuple, dict, None]}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # several views; one 2-D matrix only with a declared split into modalities
+        tags.input_tags.two_d_array = getattr(self, "view_columns", None) is not None
+        tags.input_tags.sparse = True
+        tags.target_tags.multi_output = True
+        tags.classifier_tags.multi_label = True
+        return tags
+
+    def _input_views(self, views, *, reset=False):
+        """The modalities of ``views`` as given (not normalised): any multi-view form, or
+        one matrix split by ``view_columns``; on ``reset`` (fit) the input's layout is kept
+        (``view_names_``, ``view_dims_``, ``n_features_in_``), otherwise it must match."""
+        if not reset:
+            check_is_fitted(self)
+        return check_multiview_input(views, self, view_columns=self.view_columns,
+                                     reset=reset, one_matrix="error")
 
     def _prepare(self, views, Y):
         """Validate and normalise the views and encode the targets as (N, C) +-1."""
-        Xs, names = check_views(views, self)
+        Xs, names = self._input_views(views, reset=True)
         N = Xs[0].shape[0]
         if Y is None:
             raise ValueError(f"{type(self).__name__} requires Y to be passed, but Y is None")
@@ -228,14 +250,10 @@ class MultiViewClassifierMixin(ClassifierMixin):
         else:
             self.classes_, Ypm = check_bag_labels(Yarr, N, self)
             self.multilabel_ = False
-        self.view_names_ = names
-        self.view_dims_ = [X.shape[1] for X in Xs]
         return normalize_views(Xs, self.normalize), Ypm
 
     def _views(self, views):
-        check_is_fitted(self)
-        Xs, _ = check_views(views, self, fitted_dims=self.view_dims_)
-        return normalize_views(Xs, self.normalize)
+        return normalize_views(self._input_views(views)[0], self.normalize)
 
     def _set_downstream(self, classifier, n_neighbors, rls_alpha, normalize="l2"):
         """Store the downstream parameters every estimator of this package takes (as given,

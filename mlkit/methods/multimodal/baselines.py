@@ -51,7 +51,8 @@ __all__ = ["BSF", "CAT", "MTFS", "MTFT", "RFS", "RFT", "SSMVFS", "SSMVFT", "TMFS
            "mtfs_solve", "rfs_solve", "tensor_rfe_criteria", "ssmvfs_solve", "tmfs_ranking", "rfs_objective",
            "ssmvfs_objective"]
 
-_DOWN = MultiViewClassifierMixin._downstream_constraints
+_DOWN = {**MultiViewClassifierMixin._downstream_constraints,
+         **MultiViewClassifierMixin._input_constraints}
 _PERCENT = {"percent": [Interval(Real, 0, 100, closed="right")]}
 
 
@@ -300,7 +301,8 @@ class BSF(_MultiViewMethod):
         downstream classifier on the training set (accuracy; mean AP when multi-label). The
         paper does not say how the best modality is picked; a grid over ``view`` with a
         validation set is the alternative.
-    classifier, n_neighbors, rls_alpha, normalize : see :mod:`mlkit.methods.multimodal._base`
+    classifier, n_neighbors, rls_alpha, normalize, view_columns
+        See :mod:`mlkit.methods.multimodal._base` and :class:`LM3FE`.
 
     Attributes
     ----------
@@ -315,9 +317,10 @@ class BSF(_MultiViewMethod):
                                                 None]}
 
     def __init__(self, *, view=None, classifier="knn", n_neighbors=1, rls_alpha=1.0,
-                 normalize="l2"):
+                 normalize="l2", view_columns=None):
         self.view = view
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
+        self.view_columns = view_columns
 
     def _learn(self, Xs, Ypm):
         if self.view is not None:
@@ -345,12 +348,14 @@ class BSF(_MultiViewMethod):
 class CAT(_MultiViewMethod):
     """CAT: the downstream classifier on the concatenation of all (normalised) modalities.
 
-    Parameters: ``classifier, n_neighbors, rls_alpha, normalize`` (see
-    :mod:`mlkit.methods.multimodal._base`).
+    Parameters: ``classifier, n_neighbors, rls_alpha, normalize, view_columns`` (see
+    :mod:`mlkit.methods.multimodal._base` and :class:`LM3FE`).
     """
 
-    def __init__(self, *, classifier="knn", n_neighbors=1, rls_alpha=1.0, normalize="l2"):
+    def __init__(self, *, classifier="knn", n_neighbors=1, rls_alpha=1.0, normalize="l2",
+                 view_columns=None):
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
+        self.view_columns = view_columns
 
     def _learn(self, Xs, Ypm):
         self.n_features_selected_ = int(sum(X.shape[1] for X in Xs))
@@ -381,19 +386,21 @@ class MTFS(_MTFBase):
     lam : float, default=1.0
         Weight of ``||W||_{2,1}`` (grid lost: tune on {1e-4, ..., 1e2}).
     tol, max_iter : FISTA stopping rule (relative objective change).
-    classifier, n_neighbors, rls_alpha, normalize : see :mod:`mlkit.methods.multimodal._base`
+    classifier, n_neighbors, rls_alpha, normalize, view_columns
+        See :mod:`mlkit.methods.multimodal._base` and :class:`LM3FE`.
     """
 
     _mode = "select"
     _parameter_constraints = {**_MTFBase._parameter_constraints, **_PERCENT}
 
     def __init__(self, *, percent=10.0, lam=1.0, tol=1e-6, max_iter=500, classifier="knn",
-                 n_neighbors=1, rls_alpha=1.0, normalize="l2"):
+                 n_neighbors=1, rls_alpha=1.0, normalize="l2", view_columns=None):
         self.percent = percent
         self.lam = lam
         self.tol = tol
         self.max_iter = max_iter
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
+        self.view_columns = view_columns
 
 
 class MTFT(_MTFBase):
@@ -403,11 +410,12 @@ class MTFT(_MTFBase):
     _mode = "transform"
 
     def __init__(self, *, lam=1.0, tol=1e-6, max_iter=500, classifier="knn", n_neighbors=1,
-                 rls_alpha=1.0, normalize="l2"):
+                 rls_alpha=1.0, normalize="l2", view_columns=None):
         self.lam = lam
         self.tol = tol
         self.max_iter = max_iter
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
+        self.view_columns = view_columns
 
 
 class _RFBase(_MultiViewMethod):
@@ -433,19 +441,21 @@ class RFS(_RFBase):
     gamma : float, default=1.0
         Weight of ``||W||_{2,1}`` (grid lost: tune on {1e-4, ..., 1e2}).
     tol, max_iter : re-weighting stopping rule.
-    classifier, n_neighbors, rls_alpha, normalize : see :mod:`mlkit.methods.multimodal._base`
+    classifier, n_neighbors, rls_alpha, normalize, view_columns
+        See :mod:`mlkit.methods.multimodal._base` and :class:`LM3FE`.
     """
 
     _mode = "select"
     _parameter_constraints = {**_RFBase._parameter_constraints, **_PERCENT}
 
     def __init__(self, *, percent=10.0, gamma=1.0, tol=1e-6, max_iter=100, classifier="knn",
-                 n_neighbors=1, rls_alpha=1.0, normalize="l2"):
+                 n_neighbors=1, rls_alpha=1.0, normalize="l2", view_columns=None):
         self.percent = percent
         self.gamma = gamma
         self.tol = tol
         self.max_iter = max_iter
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
+        self.view_columns = view_columns
 
 
 class RFT(_RFBase):
@@ -455,11 +465,12 @@ class RFT(_RFBase):
     _mode = "transform"
 
     def __init__(self, *, gamma=1.0, tol=1e-6, max_iter=100, classifier="knn", n_neighbors=1,
-                 rls_alpha=1.0, normalize="l2"):
+                 rls_alpha=1.0, normalize="l2", view_columns=None):
         self.gamma = gamma
         self.tol = tol
         self.max_iter = max_iter
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
+        self.view_columns = view_columns
 
 
 class _SSMVBase(_MultiViewMethod):
@@ -488,20 +499,23 @@ class SSMVFS(_SSMVBase):
     gamma1, gamma2 : float, default=1.0
         Weights of the per-modality-and-task group norm and of ``||W||_{2,1}``.
     tol, max_iter : re-weighting stopping rule.
-    classifier, n_neighbors, rls_alpha, normalize : see :mod:`mlkit.methods.multimodal._base`
+    classifier, n_neighbors, rls_alpha, normalize, view_columns
+        See :mod:`mlkit.methods.multimodal._base` and :class:`LM3FE`.
     """
 
     _mode = "select"
     _parameter_constraints = {**_SSMVBase._parameter_constraints, **_PERCENT}
 
     def __init__(self, *, percent=10.0, gamma1=1.0, gamma2=1.0, tol=1e-6, max_iter=100,
-                 classifier="knn", n_neighbors=1, rls_alpha=1.0, normalize="l2"):
+                 classifier="knn", n_neighbors=1, rls_alpha=1.0, normalize="l2",
+                 view_columns=None):
         self.percent = percent
         self.gamma1 = gamma1
         self.gamma2 = gamma2
         self.tol = tol
         self.max_iter = max_iter
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
+        self.view_columns = view_columns
 
 
 class SSMVFT(_SSMVBase):
@@ -511,12 +525,13 @@ class SSMVFT(_SSMVBase):
     _mode = "transform"
 
     def __init__(self, *, gamma1=1.0, gamma2=1.0, tol=1e-6, max_iter=100, classifier="knn",
-                 n_neighbors=1, rls_alpha=1.0, normalize="l2"):
+                 n_neighbors=1, rls_alpha=1.0, normalize="l2", view_columns=None):
         self.gamma1 = gamma1
         self.gamma2 = gamma2
         self.tol = tol
         self.max_iter = max_iter
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
+        self.view_columns = view_columns
 
 
 class TMFS(_MultiViewMethod):
@@ -531,7 +546,8 @@ class TMFS(_MultiViewMethod):
         Features eliminated per round: 1 is the paper's one at a time; an int k removes k, a
         float in (0, 1) that fraction of the remaining features (for large dimensions: each
         round costs C SVM fits on the N x N kernel plus O(N^2 D)).
-    classifier, n_neighbors, rls_alpha, normalize : see :mod:`mlkit.methods.multimodal._base`
+    classifier, n_neighbors, rls_alpha, normalize, view_columns
+        See :mod:`mlkit.methods.multimodal._base` and :class:`LM3FE`.
     """
 
     _mode = "select"
@@ -542,11 +558,12 @@ class TMFS(_MultiViewMethod):
                                        Interval(Real, 0, 1, closed="neither")]}
 
     def __init__(self, *, percent=10.0, C=1.0, step=1, classifier="knn", n_neighbors=1,
-                 rls_alpha=1.0, normalize="l2"):
+                 rls_alpha=1.0, normalize="l2", view_columns=None):
         self.percent = percent
         self.C = C
         self.step = step
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
+        self.view_columns = view_columns
 
     def _learn(self, Xs, Ypm):
         self.feature_ranking_ = tmfs_ranking(Xs, Ypm, C=self.C, step=self.step)

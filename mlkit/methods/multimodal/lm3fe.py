@@ -87,6 +87,12 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         Per-modality normalisation (see :mod:`mlkit.methods.multimodal._base`).
     random_state : int, RandomState or None
         Seeds the uniform start of ``U``.
+    view_columns : list or dict, optional
+        When the input is one matrix or DataFrame: how its columns form the modalities
+        (column counts ``[d_1, d_2, ...]``, or a slice / index / column-name list per
+        modality, or a dict name -> either; see
+        :func:`mlkit.methods._validation.check_view_columns`). None (the default) takes the
+        modalities as given (``Views``, list or dict of matrices) and rejects one matrix.
 
     Attributes
     ----------
@@ -137,12 +143,13 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         "u_init": [StrOptions({"uniform", "centered"})],
         "normalize": MultiViewClassifierMixin._downstream_constraints["normalize"],
         "random_state": ["random_state"],
+        **MultiViewClassifierMixin._input_constraints,
     }
 
     def __init__(self, *, gamma_A=1e-2, gamma_B=1e-2, gamma_C=1e-2, sigma=0.1, tol=1e-3,
                  max_iter=30, sub_tol=1e-3, sub_max_iter=100, eps=1e-8, lipschitz="code",
                  u_init="uniform", w_restart=False, keep_best=True, normalize="l2",
-                 random_state=None):
+                 random_state=None, view_columns=None):
         self.gamma_A = gamma_A
         self.gamma_B = gamma_B
         self.gamma_C = gamma_C
@@ -158,6 +165,7 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         self.keep_best = keep_best
         self.normalize = normalize
         self.random_state = random_state
+        self.view_columns = view_columns
 
     # ------------------------------------------------------------------ fitting
     def fit(self, views, Y):
@@ -241,9 +249,7 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         kept = [np.sort(r[:n_selected(len(r), percent)]) for r in self.feature_ranking_]
         if views is None:
             return kept
-        from .._validation import check_views
-
-        Xs, names = check_views(views, self, fitted_dims=self.view_dims_)
+        Xs, names = self._input_views(views)
         return Views([X[:, k] for X, k in zip(Xs, kept)], names)
 
     def _scores(self, views):
@@ -298,12 +304,13 @@ class LM3FS(_LM3FDownstream):
                  gamma_A=1e-2, gamma_B=1e-2, gamma_C=1e-2, sigma=0.1, tol=1e-3, max_iter=30,
                  sub_tol=1e-3, sub_max_iter=100, eps=1e-8, lipschitz="code",
                  u_init="uniform", w_restart=False, keep_best=True, normalize="l2",
-                 random_state=None):
+                 random_state=None, view_columns=None):
         super().__init__(gamma_A=gamma_A, gamma_B=gamma_B, gamma_C=gamma_C, sigma=sigma,
                          tol=tol, max_iter=max_iter, sub_tol=sub_tol,
                          sub_max_iter=sub_max_iter, eps=eps, lipschitz=lipschitz,
                          u_init=u_init, w_restart=w_restart, keep_best=keep_best,
-                         normalize=normalize, random_state=random_state)
+                         normalize=normalize, random_state=random_state,
+                         view_columns=view_columns)
         self.percent = percent
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
@@ -332,12 +339,13 @@ class LM3FT(_LM3FDownstream):
                  gamma_B=1e-2, gamma_C=1e-2, sigma=0.1, tol=1e-3, max_iter=30, sub_tol=1e-3,
                  sub_max_iter=100, eps=1e-8, lipschitz="code",
                  u_init="uniform", w_restart=False, keep_best=True, normalize="l2",
-                 random_state=None):
+                 random_state=None, view_columns=None):
         super().__init__(gamma_A=gamma_A, gamma_B=gamma_B, gamma_C=gamma_C, sigma=sigma,
                          tol=tol, max_iter=max_iter, sub_tol=sub_tol,
                          sub_max_iter=sub_max_iter, eps=eps, lipschitz=lipschitz,
                          u_init=u_init, w_restart=w_restart, keep_best=keep_best,
-                         normalize=normalize, random_state=random_state)
+                         normalize=normalize, random_state=random_state,
+                         view_columns=view_columns)
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 
     def _features(self, Xs):
