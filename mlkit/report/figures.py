@@ -45,7 +45,7 @@ def _add_caption(fig, caption):
     chars = max(30, int(width_in * 72 / (0.55 * fontsize)) - 4)
     text = "\n".join(textwrap.wrap(caption, chars))
     cap = fig.text(0.5, 0.0, text, ha="center", va="bottom", fontsize=fontsize)
-    fig.canvas.draw()
+    fig.draw_without_rendering()          # places the text; no pixels needed to measure it
     cap_in = cap.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi + 0.08
     fig.set_size_inches(width_in, height_in + cap_in)
     cap.set_y(0.04 / (height_in + cap_in))
