@@ -38,7 +38,6 @@ KNOWN = {
     "lm3fe/objective": {"objective": _CAPTION},
     "mssboost/fig1": {"fig1": "the legend covers 7 data points; " + _CAPTION},
     "mssboost/fig3": {"fig3": _CAPTION},
-    "mssboost/fig4": {"fig4": _CAPTION},
     "mssboost/fig5": {"fig5": _CAPTION},
     "mssboost/fig6": {"fig6": _CAPTION},
     "mssboost/fig7": {"fig7": _CAPTION},

@@ -139,3 +139,53 @@ def test_the_check_sees_a_caption_in_the_image(close_all):
     fig, (ax,) = panel_grid(1)
     fig.text(0.5, 0.01, "Data: " + "a long provenance, " * 12, fontsize=2)
     assert any("caption" in p for p in _problems(fig))
+
+
+def _curve_records():
+    rng = np.random.default_rng(0)
+    return [{"method": m, "dataset": "toy", "curves": {"hamming_error": list(
+        0.4 / np.arange(1, 9) + 0.05 * k + 0.01 * rng.random(8))}}
+        for k, m in enumerate(("MSSBoost", "NSBoost")) for _ in range(3)]
+
+
+def test_plot_curves_has_a_title_the_metrics_name_and_the_paper_marker(tmp_path, monkeypatch):
+    import mlkit.report.figures as figures_mod
+    from mlkit.report.summaries import plot_curves
+
+    kept = []
+    monkeypatch.setattr(figures_mod, "KEEP_OPEN", kept)
+    files = plot_curves(_curve_records(), "hamming_error", tmp_path, "curves",
+                        caption="Data: toy (synthetic data: a test).", paper={"NSBoost": 0.2},
+                        data="ours (synthetic data)")
+    assert sorted(p.name for p in files) == ["curves.md", "curves.pdf", "curves.png"]
+    (fig,) = kept
+    (ax,) = fig.axes
+    assert ax.get_ylabel() == "Hamming error"
+    assert fig._suptitle.get_text() == "Hamming error vs number of base models"
+    (mark,) = [line for line in ax.lines if line.get_label() == PAPER_LABEL]
+    assert mark.get_xydata().tolist() == [[8.0, 0.2]]
+    assert to_hex(mark.get_markeredgecolor()) == to_hex(method_colour("NSBoost"))
+    assert [t.get_text() for t in fig.texts] == [fig._suptitle.get_text()]   # no caption
+    assert (tmp_path / "curves.md").read_text().splitlines()[2] == \
+        "Data: toy (synthetic data: a test)."
+    assert _problems(fig) == []
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def test_plot_curves_cli_titles_by_the_target_and_says_when_no_paper_value(tmp_path):
+    from click.testing import CliRunner
+
+    from mlkit._io import write_json
+    from mlkit.cli import cli
+
+    runs = tmp_path / "runs"
+    for i, r in enumerate(_curve_records()):
+        write_json(runs / "runs" / "toy" / r["method"] / f"r{i:02d}-f00.json",
+                   dict(r, key=f"k{i}", repeat=i, fold=0, metrics={}))
+    res = CliRunner().invoke(cli, ["plot", "curves", str(runs)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    md = (runs / "curves_hamming_error.md").read_text()
+    assert md.startswith("Hamming error vs number of base models (runs)")
+    assert "reports no paper value" in md
