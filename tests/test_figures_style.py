@@ -189,3 +189,12 @@ def test_plot_curves_cli_titles_by_the_target_and_says_when_no_paper_value(tmp_p
     md = (runs / "curves_hamming_error.md").read_text()
     assert md.startswith("Hamming error vs number of base models (runs)")
     assert "reports no paper value" in md
+
+
+def test_compared_panels_get_one_y_range(close_all):
+    fig, axes = panel_grid(2, sharey=False)
+    axes[0].plot([0, 1], [60, 70])
+    axes[1].plot([0, 1], [80, 99])
+    lo, hi = style.shared_ylim(axes, hi=100)
+    assert axes[0].get_ylim() == axes[1].get_ylim() == (lo, hi)
+    assert lo < 60 and hi == 100
