@@ -188,6 +188,22 @@ def _data_points(ax, renderer):
     return np.vstack(pts) if pts else np.empty((0, 2))
 
 
+def _drawn_points(ax):
+    """Display coordinates of the vertices of the lines and the markers of ``ax`` (what
+    must lie inside its frame: a clipped point is a value the reader cannot see)."""
+    pts = [np.empty((0, 2))]
+    for line in ax.lines:
+        if line.get_visible():
+            xy = np.asarray(line.get_xydata(), dtype=float)
+            pts.append(line.get_transform().transform(xy[np.isfinite(xy).all(axis=1)]))
+    for coll in ax.collections:
+        if isinstance(coll, matplotlib.collections.PathCollection) and coll.get_visible():
+            off = np.asarray(coll.get_offsets(), float)
+            if len(off):
+                pts.append(coll.get_offset_transform().transform(off))
+    return np.vstack(pts)
+
+
 def _legends(fig):
     out = [(f"figure legend {i}", leg, None) for i, leg in enumerate(fig.legends)]
     out += [(f"axes {a} legend", ax.get_legend(), ax) for a, ax in enumerate(fig.axes)
@@ -226,6 +242,14 @@ def _problems(fig):
                        & (pts[:, 1] >= frame.y0) & (pts[:, 1] <= frame.y1))
             if inside.any():
                 problems.append(f"{n} covers {int(inside.sum())} data points of axes {a}")
+    for a, ax in enumerate(fig.axes):
+        if ax.get_visible() and ax.axison:
+            pts = _drawn_points(ax)
+            frame = ax.get_window_extent(renderer).padded(1.0)
+            out = ~((pts[:, 0] >= frame.x0) & (pts[:, 0] <= frame.x1)
+                    & (pts[:, 1] >= frame.y0) & (pts[:, 1] <= frame.y1))
+            if out.any():
+                problems.append(f"axes {a}: {int(out.sum())} data points clipped by its frame")
     for t in fig.texts:
         text = t.get_text()
         if len(text) > 150:

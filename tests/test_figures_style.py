@@ -198,3 +198,10 @@ def test_compared_panels_get_one_y_range(close_all):
     lo, hi = style.shared_ylim(axes, hi=100)
     assert axes[0].get_ylim() == axes[1].get_ylim() == (lo, hi)
     assert lo < 60 and hi == 100
+
+
+def test_the_check_sees_data_clipped_by_the_frame(close_all):
+    fig, (ax,) = panel_grid(1)
+    ax.plot([0, 1, 2], [0, 5, 1])
+    ax.set_ylim(0, 2)
+    assert any("clipped" in p for p in _problems(fig))
