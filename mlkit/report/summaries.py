@@ -48,7 +48,7 @@ def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
 
     Each method is drawn in its :func:`~mlkit.report.style.method_colour`; the y-axis is
     scaled to the data unless ``ylim`` is given (it is then widened to hold every mean).
-    ``hline``: optional (label, value) drawn dashed, e.g. a baseline's Mean-AP.
+    ``hline``: optional (label, value) drawn dotted, e.g. a baseline's Mean-AP.
     ``paper``: {method: the paper's value of ``metric`` at the last stage}, drawn as the
     style's hollow "paper" marker there. ``data``: what the runs ran on, the legend's
     title (e.g. "ours (synthetic data)"). The image holds a one-line ``title`` (default
@@ -69,7 +69,8 @@ def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
         ax.fill_between(x, mean - sd, mean + sd, color=colour, alpha=0.15, lw=0)
         last[method] = x[-1]
     if hline is not None:
-        ax.axhline(hline[1], ls="--", color=method_colour(hline[0]), lw=1, label=hline[0])
+        # dotted: a dashed line is the paper's in every figure (style.paper_kw)
+        ax.axhline(hline[1], ls=":", color=method_colour(hline[0]), lw=1.2, label=hline[0])
     for method, value in (paper or {}).items():
         if method in last:
             ax.plot([last[method]], [value], **paper_kw(method_colour(method)))
