@@ -319,19 +319,25 @@ def plot():
 @_out
 @click.pass_context
 def plot_curves_cmd(ctx, source, metric, out):
-    """Learning curves from a results folder or a target's saved results."""
+    """Learning curves from a results folder or a target's saved results: one figure per
+    metric (curves_<metric>.png/.pdf, titled by the target), its caption (the data's
+    provenance) in curves_<metric>.md beside it, and the paper's value of the metric as a
+    hollow "paper" marker at the last stage where the target's config reports one."""
     from ._io import read_json
     from .experiment import load_records, manifest_records
-    from .report.summaries import plot_curves
+    from .report.style import data_kind
+    from .report.summaries import metric_name, plot_curves
     from .targets import resolve_target, saved_results
 
     path = Path(source)
+    target = None
     if path.is_dir():
         out_dir = path
         records = manifest_records(path) if (path / "manifest.json").is_file() \
             else load_records(path)
     else:
-        records, out_dir, _ = saved_results(resolve_target(source))
+        target = resolve_target(source)
+        records, out_dir, _ = saved_results(target)
         if records is None:
             raise MlkitError(f"no saved results for {source}; run `mlkit reproduce {source}` "
                              "first")
@@ -339,18 +345,50 @@ def plot_curves_cmd(ctx, source, metric, out):
     if not curved:
         raise MlkitError(f"{out_dir}: no saved learning curves (runs need `curves: true`)")
     metrics = [metric] if metric else sorted({m for r in curved for m in r["curves"]})
-    provenance = ""
+    provenance, kinds, manifest = "", set(), {}
     if (out_dir / "manifest.json").is_file():
-        datasets = read_json(out_dir / "manifest.json")["datasets"].values()
+        manifest = read_json(out_dir / "manifest.json")
+        datasets = manifest["datasets"].values()
         provenance = "; ".join(d["provenance"] for d in datasets)
+        kinds = {data_kind(d["provenance"]) for d in datasets}
+    spec = _curves_target_spec(target, manifest)
+    sets = sorted({r["dataset"] for r in curved})
     written = []
     for m in metrics:
         if not any(m in r["curves"] for r in curved):
             raise MlkitError(f"no curve of metric {m!r} in {out_dir}")
-        written += plot_curves(curved, m, out or out_dir, f"curves_{m}",
-                               caption=f"Data: {provenance}" if provenance else None)
+        paper = {}
+        if spec is not None and len(sets) == 1:
+            for method in sorted({r["method"] for r in curved}):
+                pv = spec.paper_value(sets[0], method, m)
+                if pv is not None and isinstance(pv.value, (int, float)):
+                    paper[method] = float(pv.value)
+        title = (spec.title if spec is not None and spec.title else
+                 f"{metric_name(m)} vs number of base models ({out_dir.name})")
+        caption = f"Data: {provenance}." if provenance else ""
+        caption += (" Hollow markers: the paper's values (the config's reported numbers)."
+                    if paper else " The config reports no paper value of this metric.")
+        written += plot_curves(curved, m, out or out_dir, f"curves_{m}", caption=caption.strip(),
+                               title=title, paper=paper,
+                               data=f"ours ({kinds.pop()})" if len(kinds) == 1 else None)
     for p in written:
         click.echo(f"wrote {p}")
+
+
+def _curves_target_spec(target, manifest):
+    """The config of ``target`` (or of the target the manifest's config names), or None:
+    where `plot curves` finds the title and the paper's values."""
+    from .targets import resolve_target, target_spec
+
+    if target is None:
+        config = manifest.get("config") or {}
+        if not (config.get("paper") and config.get("artifact")):
+            return None
+        try:
+            target = resolve_target(f"{config['paper']}/{config['artifact']}")
+        except MlkitError:
+            return None
+    return target_spec(target)[0]
 
 
 # -- data -----------------------------------------------------------------------------------

@@ -124,7 +124,7 @@ def macro_f1_score(y_true, y_pred):
 METRICS.register("mean_ap", mean_average_precision_score, needs="score", greater_is_better=True,
                  label="Mean-AP")
 METRICS.register("hamming_error", hamming_error, needs="score", greater_is_better=False,
-                 label="error")
+                 label="error", axis_label="Hamming error")
 METRICS.register("accuracy", accuracy_score, needs="predict", greater_is_better=True,
                  label="accuracy")
 METRICS.register("macro_f1", macro_f1_score, needs="predict", greater_is_better=True,

@@ -1,9 +1,9 @@
 """Figures saved as PNG and PDF with the non-interactive Agg backend.
 
-One method is drawn in one colour in every figure (:func:`method_colour`).
+One method is drawn in one colour in every figure (:func:`method_colour`, of
+:mod:`mlkit.report.style`, which also holds the figure style of new renderers).
 """
 
-import hashlib
 from pathlib import Path
 
 import matplotlib
@@ -13,33 +13,13 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .._io import atomic_path  # noqa: E402
+from .style import METHOD_COLOURS, method_colour  # noqa: E402,F401  (one colour per method)
 
 __all__ = ["new_figure", "save_figure", "method_colour", "integer_ticks", "KEEP_OPEN"]
-
-#: The colour of each method the papers name; any other label gets a stable colour
-#: from :data:`_FALLBACK` chosen by a hash of its name (the same in every process).
-METHOD_COLOURS = {
-    "RSBag": "tab:orange",
-    "NSBoost": "tab:green",
-    "MSSBoost": "tab:blue",
-    "Baseline": "black",
-    "Bagging": "tab:brown",
-    "Subspace": "tab:purple",
-}
-_FALLBACK = ("tab:red", "tab:pink", "tab:olive", "tab:cyan", "tab:gray", "darkgoldenrod",
-             "teal", "navy", "indigo", "crimson")
 
 #: When a list, :func:`save_figure` appends each figure to it and leaves it open (tests
 #: inspect the drawn artists); when None (production) figures are closed once saved.
 KEEP_OPEN = None
-
-
-def method_colour(label):
-    """The one colour of method ``label`` across every figure of a paper."""
-    if label in METHOD_COLOURS:
-        return METHOD_COLOURS[label]
-    digest = hashlib.sha256(str(label).encode()).digest()
-    return _FALLBACK[int.from_bytes(digest[:4], "big") % len(_FALLBACK)]
 
 
 def integer_ticks(axis):
@@ -65,7 +45,7 @@ def _add_caption(fig, caption):
     chars = max(30, int(width_in * 72 / (0.55 * fontsize)) - 4)
     text = "\n".join(textwrap.wrap(caption, chars))
     cap = fig.text(0.5, 0.0, text, ha="center", va="bottom", fontsize=fontsize)
-    fig.canvas.draw()
+    fig.draw_without_rendering()          # places the text; no pixels needed to measure it
     cap_in = cap.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi + 0.08
     fig.set_size_inches(width_in, height_in + cap_in)
     cap.set_y(0.04 / (height_in + cap_in))
@@ -73,18 +53,30 @@ def _add_caption(fig, caption):
     fig.tight_layout(rect=(0, cap_in / (height_in + cap_in), 1, 1))
 
 
-def save_figure(fig, out_dir, name, caption=None):
+def save_figure(fig, out_dir, name, caption=None, *, layout=True):
     """Save ``fig`` as ``<name>.png`` (150 dpi) and ``<name>.pdf`` atomically; close it.
     The files carry no timestamp: re-rendering the same figure rewrites the same bytes.
 
     ``caption`` (the data's provenance) is written under the axes in small type, with
-    the layout shrunk so that it overlaps no tick or axis label.
+    the layout shrunk so that it overlaps no tick or axis label. ``layout=False``: the
+    figure lays itself out (constrained layout, :func:`mlkit.report.style.panel_grid`).
     """
     out_dir = Path(out_dir)
     if caption:
         _add_caption(fig, caption)
-    else:
+    elif layout:
         fig.tight_layout()
+    paths = _write_files(fig, out_dir, name)
+    if KEEP_OPEN is not None:
+        fig.set_label(name)
+        KEEP_OPEN.append(fig)
+    else:
+        plt.close(fig)
+    return paths
+
+
+def _write_files(fig, out_dir, name):
+    """Write ``<name>.png`` and ``<name>.pdf`` atomically; return their paths."""
     paths = []
     for ext in ("png", "pdf"):
         target = out_dir / f"{name}.{ext}"
@@ -93,9 +85,4 @@ def save_figure(fig, out_dir, name, caption=None):
         with atomic_path(target) as tmp:
             fig.savefig(tmp, format=ext, dpi=150, metadata=meta)
         paths.append(target)
-    if KEEP_OPEN is not None:
-        fig.set_label(name)
-        KEEP_OPEN.append(fig)
-    else:
-        plt.close(fig)
     return paths

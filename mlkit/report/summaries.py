@@ -1,11 +1,16 @@
 """Aggregations of run records shared by every target: learning curves."""
 
+from pathlib import Path
+
 import numpy as np
 
+from .._io import write_text
 from ..registry import METRICS
-from .figures import integer_ticks, method_colour, new_figure, save_figure
+from .figures import integer_ticks
+from .style import (SINGLE_COLUMN, figure_legend, method_colour, panel_grid, paper_kw,
+                    save_styled, styled)
 
-__all__ = ["mean_curves", "plot_curves"]
+__all__ = ["mean_curves", "plot_curves", "metric_name"]
 
 
 def _records_by_method(records):
@@ -28,35 +33,57 @@ def mean_curves(records, metric):
     return out
 
 
-def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
-                max_stages=None, hline=None):
-    """Learning curves (metric vs number of base models), mean line with a ±1 sd band.
+def metric_name(metric):
+    """The name of ``metric`` on an axis (its ``axis_label``, else its table label):
+    "Hamming error" where a table column says "error (ours)" of the Hamming error."""
+    meta = METRICS.entry(metric).meta
+    return meta.get("axis_label") or meta.get("label", metric)
 
-    Each method is drawn in its :func:`~mlkit.report.figures.method_colour`; the y-axis is
+
+@styled
+def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
+                max_stages=None, hline=None, paper=None, data=None):
+    """Learning curves (metric vs number of base models), mean line with a ±1 sd band,
+    in the figure style of :mod:`mlkit.report.style`.
+
+    Each method is drawn in its :func:`~mlkit.report.style.method_colour`; the y-axis is
     scaled to the data unless ``ylim`` is given (it is then widened to hold every mean).
-    ``hline``: optional (label, value) drawn dashed, e.g. a baseline's Mean-AP.
+    ``hline``: optional (label, value) drawn dotted, e.g. a baseline's Mean-AP.
+    ``paper``: {method: the paper's value of ``metric`` at the last stage}, drawn as the
+    style's hollow "paper" marker there. ``data``: what the runs ran on, the legend's
+    title (e.g. "ours (synthetic data)"). The image holds a one-line ``title`` (default
+    "<metric> vs number of base models"); ``caption`` goes to ``<name>.md`` beside it.
+    Returns the files written (the PNG, PDF and caption).
     """
     curves = mean_curves(records, metric)
     if not curves:
         return []
-    label = METRICS.entry(metric).meta.get("label", metric)
-    fig, (ax,) = new_figure(width=5.0, height=3.6)
+    label = metric_name(metric)
+    fig, (ax,) = panel_grid(1, width=1.4 * SINGLE_COLUMN, panel_height=2.8)
+    last = {}
     for method, (x, mean, sd) in curves.items():
         if max_stages:
             x, mean, sd = x[:max_stages], mean[:max_stages], sd[:max_stages]
         colour = method_colour(method)
         ax.plot(x, mean, marker="o", ms=3, color=colour, label=method)
         ax.fill_between(x, mean - sd, mean + sd, color=colour, alpha=0.15, lw=0)
+        last[method] = x[-1]
     if hline is not None:
-        ax.axhline(hline[1], ls="--", color=method_colour(hline[0]), lw=1, label=hline[0])
+        # dotted: a dashed line is the paper's in every figure (style.paper_kw)
+        ax.axhline(hline[1], ls=":", color=method_colour(hline[0]), lw=1.2, label=hline[0])
+    for method, value in (paper or {}).items():
+        if method in last:
+            ax.plot([last[method]], [value], **paper_kw(method_colour(method)))
     ax.set_xlabel("number of base models")
     integer_ticks(ax.xaxis)
     ax.set_ylabel(label)
     if ylim:
         lo, hi = ax.get_ylim()          # autoscaled to the data: a fixed range never clips
         ax.set_ylim(min(ylim[0], lo), max(ylim[1], hi))
-    if title:
-        ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    return save_figure(fig, out_dir, name, caption=caption)
+    figure_legend(fig, [ax], ncols=3, title=data)
+    title = title or f"{label} vs number of base models"
+    files = save_styled(fig, out_dir, name, title=title)
+    if caption:
+        files.append(write_text(Path(out_dir) / f"{name}.md", f"{title}\n\n{caption}\n"))
+    return files
