@@ -446,10 +446,8 @@ def readme_row(numbers):
     :func:`summary_numbers`)."""
     t, nt, c, nc, s, ns, p, npass = numbers
     return (f"{README_ROW}: every target, paper vs ours | all | {t} of {nt} targets run in "
-            f"full; table cells within the paper's spread: {c} of {nc} on the paper's own "
-            f"data, {s} of {ns} on substitute data (a different dataset in the paper's role); "
-            f"{p} of {npass} claims passing (`mlkit report` writes it from the committed "
-            "results; CI checks it) |")
+            f"full; cells within spread: {c} of {nc} (paper's data), {s} of {ns} "
+            f"(substitutes); {p} of {npass} claims passing |")
 
 
 def readme_with_row(readme_text, row):
