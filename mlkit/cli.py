@@ -37,6 +37,16 @@ def _progress(ctx):
     return ctx.obj.get("verbosity", 0) >= 0 and sys.stderr.isatty()
 
 
+def _say_root(ctx):
+    """One line on stderr naming the results root a reading command reads, and why."""
+    from ._paths import results_root_origin
+
+    root, origin = results_root_origin()
+    if ctx.obj.get("verbosity", 0) >= 0:
+        click.echo(f"mlkit: reading results from {root} ({origin})", err=True)
+    return root
+
+
 def _say(ctx, text=""):
     if ctx.obj.get("verbosity", 0) >= 0:
         click.echo(text)
@@ -65,8 +75,13 @@ _set = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
 @click.version_option(__version__, "--version", prog_name="mlkit")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors and where results went.")
+@click.option("--results", "results", type=click.Path(path_type=Path), default=None,
+              metavar="DIR",
+              help="The results root every command reads and writes (default: $MLKIT_RESULTS; "
+                   "else results/ of the mlkit clone you are in or mlkit runs from; else "
+                   "the user data folder, e.g. ~/.local/share/mlkit/results).")
 @click.pass_context
-def cli(ctx, verbose, quiet):
+def cli(ctx, verbose, quiet, results):
     """Reproduce the tables and figures of four learning papers from YAML configs.
 
     \b
@@ -75,8 +90,21 @@ def cli(ctx, verbose, quiet):
     mlkit train --config FILE          run any experiment config
     mlkit verify mssboost              check the paper's claims on saved results
     mlkit report                       REPRODUCTION.md: every target and claim, paper vs ours
+
+    \b
+    Exit status: 0 success; 1 a result is not what it should be (a claim that does not
+    PASS, a regression out of tolerance, a report out of date, a run that failed inside
+    its method); 2 a user error (bad option, config, name, data or results folder: one
+    `mlkit: error:` line); 130/143 interrupted (the runs finished so far are saved).
     """
     ctx.ensure_object(dict)
+    if results is not None:
+        from ._paths import using_results
+
+        if results.exists() and not results.is_dir():
+            raise MlkitError(f"--results {results}: is a file; name a folder (it is created "
+                             "if missing)")
+        ctx.with_resource(using_results(results.absolute()))
     ctx.obj["verbosity"] = -1 if quiet else verbose
     level = logging.WARNING - 10 * min(verbose, 2) if not quiet else logging.ERROR
     logging.basicConfig(level=level, format="mlkit: %(levelname)s: %(message)s")
@@ -319,13 +347,17 @@ def plot():
 @_out
 @click.pass_context
 def plot_curves_cmd(ctx, source, metric, out):
-    """Learning curves from a results folder or a target's saved results."""
+    """Learning curves from a results folder or a target's saved results (a target's are read
+    from the results root, named on stderr; `mlkit --help` for --results). Exit status 2
+    when there is nothing to plot."""
     from ._io import read_json
     from .experiment import load_records, manifest_records
     from .report.summaries import plot_curves
     from .targets import resolve_target, saved_results
 
     path = Path(source)
+    if not path.is_dir():
+        _say_root(ctx)
     if path.is_dir():
         out_dir = path
         records = manifest_records(path) if (path / "manifest.json").is_file() \
@@ -419,12 +451,16 @@ def verify_cmd(ctx, paper, as_json):
     """Check a paper's claims against saved results: PASS / FAIL / NOT RUN / NO VERDICT
     (outdated or partial results) with the numbers measured. A "beats", "better" or "worse"
     is a paired test at the paper's level (``alpha`` of its claims YAML); ties are ties.
+    Read-only: it reads the saved results of the results root (named on stderr; see
+    `mlkit --help` for --results) and local data files, and downloads, trains and writes
+    nothing; a claim that needs a data file not on this machine is NOT RUN and says which.
 
     Exit status: 0 when every claim passes; 1 when a claim FAILs, is NOT RUN or has NO
     VERDICT; 2 on a user error (unknown paper, unreadable results or claims YAML).
     """
     from .verify import report
 
+    _say_root(ctx)
     rows = report(paper)
     if as_json:
         import json
@@ -468,9 +504,15 @@ def regress(ctx, targets, update, fast, jobs):
 @click.pass_context
 def report_cmd(ctx, out, check, untracked):
     """Write REPRODUCTION.md from the saved results (no retraining): per paper, every target
-    paper vs ours with the difference, its figure and data, the claims, the environment."""
+    paper vs ours with the difference, its figure and data, the claims, the environment.
+    It reads the results root (named on stderr; `mlkit --help` for --results).
+
+    Exit status: 0 written (or, with --check, up to date); 1 with --check when the page
+    differs from what the results give; 2 on a user error (e.g. no results folder).
+    """
     from .report.reproduction import report
 
+    _say_root(ctx)
     line, files, problems = report(out, check=check, untracked=untracked)
     if problems:
         click.echo(f"mlkit: {problems[0]}; regenerate with `mlkit report` and commit",

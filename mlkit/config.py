@@ -9,7 +9,6 @@ naming the file, the line, the key and what to do (the closest valid key, the al
 
 import copy
 import inspect
-import os
 import re
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
@@ -19,6 +18,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_valid
                       model_validator)
 
 from ._errors import ConfigError, MlkitError, did_you_mean
+from ._paths import configs_dir  # noqa: F401  (where the targets' configs are)
 from .registry import DATASETS, FORMATS, METHODS, METRICS
 
 __all__ = ["ExperimentSpec", "DatasetSpec", "MethodSpec", "ProtocolSpec", "PaperValue",
@@ -311,16 +311,6 @@ class ExperimentSpec(_Strict):
 
 
 # ---------------------------------------------------------------------------------------
-def configs_dir():
-    """The folder of the shipped configs: ``$MLKIT_CONFIGS`` or ``configs/`` of the clone."""
-    env = os.environ.get("MLKIT_CONFIGS")
-    path = Path(env) if env else Path(__file__).resolve().parents[1] / "configs"
-    if not path.is_dir():
-        raise MlkitError(f"configs folder {path} not found; install mlkit from its clone "
-                         "(pip install -e .) or set MLKIT_CONFIGS to the configs folder")
-    return path
-
-
 def _read_yaml(path):
     path = Path(path)
     try:

@@ -10,6 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import __version__
+from ._paths import shown_path
 from .store import keys_digest
 
 __all__ = ["build_manifest", "compute_kernels", "full_run_wall_time", "git_revision",
@@ -185,7 +186,7 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ou
         "run_machines": _run_machines(result.records),
         "command": command or " ".join(sys.argv),
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "runs_dir": None if runs_dir is None else str(runs_dir),
+        "runs_dir": None if runs_dir is None else shown_path(runs_dir),
         "runs_dir_relative": relative,
         "runs_computed": result.computed,
         "runs_reused": result.reused,

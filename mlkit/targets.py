@@ -24,13 +24,13 @@ they were run from), ``spec`` is the target's own config (its ``reported:`` numb
 """
 
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
 from ._errors import MlkitError, UnknownNameError, did_you_mean
 from ._io import read_json, write_json
+from ._paths import results_root
 from .config import configs_dir, load_spec, read_target_header
 from .experiment import load_records, manifest_records, planned_runs, run
 from .manifest import build_manifest, invocation_keys, runs_dir_of
@@ -157,11 +157,6 @@ def resolve_target(name):
     bare = sorted({n.split("/", 1)[1] for n in names})
     raise UnknownNameError(f"unknown target {name!r}{did_you_mean(name, names + bare)}; "
                            f"known targets: {', '.join(names)}")
-
-
-def results_root():
-    """``$MLKIT_RESULTS`` or ``./results``."""
-    return Path(os.environ.get("MLKIT_RESULTS") or "results")
 
 
 def results_dir(target, *, quick=False, out=None, runs=False):
