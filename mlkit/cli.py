@@ -209,6 +209,9 @@ def reproduce(ctx, targets, all_targets, quick, partial, datasets, methods, stat
     from .targets import reproduce as run_target
     from .targets import resolve_target, results_dir
 
+    if all_targets and targets:
+        raise MlkitError(f"--all and targets ({' '.join(targets)}) together: give either the "
+                         "targets or --all")
     if all_targets:
         targets = TARGETS.names()
     if not targets:
@@ -255,6 +258,12 @@ def _print_status(target, *, quick, out, overrides, datasets, methods, jobs):
     check_part_names(target.name, run_spec, datasets, methods)
     rows = run_status(run_spec, results_dir(target, quick=quick, out=out, runs=True),
                       datasets=datasets, methods=methods)
+    # a dataset used only when its files are there (private in the paper) with no run
+    # recorded: not pending work a resume could do, so not counted
+    optional = {d.display: d.name for d in run_spec.datasets if d.when_present}
+    idle = {r["dataset"] for r in rows if r["dataset"] in optional} - {
+        r["dataset"] for r in rows if r["dataset"] in optional and r["recorded"]}
+    rows = [r for r in rows if r["dataset"] not in idle]
     done, planned = sum(r["recorded"] for r in rows), sum(r["planned"] for r in rows)
     unknown = [r for r in rows if r["left_s"] is None]
     left = sum(r["left_s"] for r in rows if r["left_s"] is not None)
@@ -267,6 +276,12 @@ def _print_status(target, *, quick, out, overrides, datasets, methods, jobs):
                "recorded")
     for line in [header, *table]:
         click.echo("  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip())
+    if idle:
+        names = sorted({optional[d] for d in idle})
+        click.echo(f"not counted: {', '.join(sorted(idle))}, no run recorded; their data "
+                   f"({', '.join(names)}) are private in the paper and run only when their "
+                   "files are in the data home (when_present; see `mlkit data info "
+                   f"{names[0]}`)")
     if done < planned:
         jobs_n = max(int(jobs), 1)
         if left > 0:
@@ -316,6 +331,9 @@ def fold_cmd(sources, all_targets, quick):
     from .store import TABLE_NAME, fold_runs
     from .targets import resolve_target, results_dir
 
+    if all_targets and sources:
+        raise MlkitError("--all and sources together: give either the targets or folders, "
+                         "or --all")
     if all_targets:
         sources = TARGETS.names()
     if not sources:
@@ -352,21 +370,35 @@ def plot_curves_cmd(ctx, source, metric, out):
     when there is nothing to plot."""
     from ._io import read_json
     from .experiment import load_records, manifest_records
+    from .manifest import runs_dir_of
     from .report.summaries import plot_curves
-    from .targets import resolve_target, saved_results
+    from .store import unreadable_records
+    from .targets import resolve_target, saved_results, saved_results_dir
 
     path = Path(source)
-    if not path.is_dir():
-        _say_root(ctx)
     if path.is_dir():
         out_dir = path
+    else:
+        out_dir = saved_results_dir(resolve_target(source))[0]
+        if out_dir is None:
+            raise MlkitError(f"no saved results for {source}; run `mlkit reproduce {source}` "
+                             "first")
+    runs = runs_dir_of(read_json(out_dir / "manifest.json"), out_dir) \
+        if (out_dir / "manifest.json").is_file() else out_dir
+    damaged = unreadable_records(runs)
+    if damaged:
+        bad, why = damaged[0]
+        more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
+        raise MlkitError(f"{bad}: not a readable run record ({why}){more}; a plot would "
+                         "miss its run: delete it and rerun the target's `mlkit reproduce` "
+                         "to recompute it")
+    if path.is_dir():
         records = manifest_records(path) if (path / "manifest.json").is_file() \
             else load_records(path)
     else:
-        records, out_dir, _ = saved_results(resolve_target(source))
-        if records is None:
-            raise MlkitError(f"no saved results for {source}; run `mlkit reproduce {source}` "
-                             "first")
+        records = saved_results(resolve_target(source))[0]
+    if not path.is_dir():
+        _say_root(ctx)
     curved = [r for r in records if r.get("curves")]
     if not curved:
         raise MlkitError(f"{out_dir}: no saved learning curves (runs need `curves: true`)")
@@ -404,7 +436,7 @@ def data_list():
 @data.command("info")
 @click.argument("name")
 @click.option("--format", "fmt", default=None, help="Read NAME as a file in this format.")
-@click.option("--xml", "xml", default=None, type=click.Path(dir_okay=False),
+@click.option("--xml", "xml", default=None, type=click.Path(exists=True, dir_okay=False),
               help="With --format mulan: the label XML (default: found beside the ARFF).")
 def data_info(name, fmt, xml):
     """Counts and provenance of a dataset, or of your own file with --format."""
@@ -424,6 +456,8 @@ def data_fetch(names, force):
     from .datasets import fetch_dataset
 
     for name in names:
+        _has_files(name, "download")
+    for name in names:
         for path in fetch_dataset(name, force=force):
             click.echo(f"ok {path}")
 
@@ -435,8 +469,26 @@ def data_verify(names):
     from .datasets import verify_dataset
 
     for name in names:
+        _has_files(name, "verify")
+    for name in names:
         for path in verify_dataset(name):
             click.echo(f"ok {path}")
+
+
+def _has_files(name, what):
+    """A dataset with no registered files (generated, or read from a folder its owners
+    distribute) is a user error for `data fetch` / `data verify`, said with what to do."""
+    from .registry import DATASETS
+
+    entry = DATASETS.entry(name)
+    if entry.meta.get("files"):
+        return
+    if entry.meta.get("synthetic"):
+        raise MlkitError(f"{name} is generated (synthetic data): there is nothing to {what}; "
+                         f"`mlkit data info {name}` shows it")
+    raise MlkitError(f"{name} has no file mlkit can {what}: its data come from their owners "
+                     f"({entry.summary}); place them in the data home (MLKIT_DATA) as "
+                     f"`mlkit data info {name}` says")
 
 
 # -- verify / regress -----------------------------------------------------------------------
@@ -460,8 +512,8 @@ def verify_cmd(ctx, paper, as_json):
     """
     from .verify import report
 
-    _say_root(ctx)
     rows = report(paper)
+    _say_root(ctx)
     if as_json:
         import json
 
@@ -512,12 +564,12 @@ def report_cmd(ctx, out, check, untracked):
     """
     from .report.reproduction import report
 
-    _say_root(ctx)
     line, files, problems = report(out, check=check, untracked=untracked)
     if problems:
         click.echo(f"mlkit: {problems[0]}; regenerate with `mlkit report` and commit",
                    err=True)
         ctx.exit(1)
+    _say_root(ctx)
     _say(ctx, line)
     for path in files:
         click.echo(f"{'up to date' if check else 'wrote'} {path}")

@@ -11,7 +11,7 @@ import copy
 import inspect
 import re
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 import yaml
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
@@ -46,6 +46,10 @@ def slug(text):
 def _folder_key(text):
     return slug(text).casefold()
 
+
+
+#: the values a grid searches for one parameter: at least one
+_Values = Annotated[list[Any], Field(min_length=1)]
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
@@ -136,7 +140,7 @@ class DatasetSpec(_Strict):
     role: Optional[str] = None
     params: dict[str, Any] = Field(default_factory=dict)
     method_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    method_grids: dict[str, dict[str, list[Any]]] = Field(default_factory=dict)
+    method_grids: dict[str, dict[str, _Values]] = Field(default_factory=dict)
     protocol: Optional[dict[str, Any]] = None   # fields of the config's protocol to change
     # run it only when its files are in the data home (a paper's own data that the user may
     # have); otherwise the runner skips it and says so (RunResult.absent), never substituting
@@ -187,7 +191,7 @@ class MethodSpec(_Strict):
     name: str
     label: Optional[str] = None
     params: dict[str, Any] = Field(default_factory=dict)
-    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    grid: dict[str, _Values] = Field(default_factory=dict)
     grid_folds: int = Field(3, ge=2)
     grid_metric: str = "accuracy"
 
@@ -338,7 +342,27 @@ def _read_yaml(path):
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a config must be a mapping of keys, got "
                           f"{type(raw).__name__}")
+    _no_duplicate_keys(path, node)
     return raw, node
+
+
+def _no_duplicate_keys(path, node, where=()):
+    """A key given twice in one mapping is a :class:`ConfigError` naming both lines (YAML
+    would silently keep the second)."""
+    if isinstance(node, yaml.MappingNode):
+        seen = {}
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else None
+            if name is not None and name != "<<":
+                if name in seen:
+                    at = ".".join([*where, name])
+                    raise ConfigError(f"{path}:{key.start_mark.line + 1}: key {at!r} is given "
+                                      f"twice (first at line {seen[name]}); keep one of them")
+                seen[name] = key.start_mark.line + 1
+            _no_duplicate_keys(path, value, (*where, str(name)))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _no_duplicate_keys(path, item, (*where, str(i)))
 
 
 def _line_of(node, loc):

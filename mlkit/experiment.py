@@ -253,6 +253,8 @@ def make_splits(data, protocol):
                              "protocol.split: holdout or cv")
         return [Split(r, 0, np.asarray(data.splits["train"]), np.asarray(data.splits["test"]),
                       _seed(protocol.seed, r)) for r in range(protocol.repeats)]
+    if protocol.split == "cv":
+        _check_folds(data, protocol.n_folds, strat)
     splits = []
     for r in range(protocol.repeats):
         seed = _seed(protocol.seed, r)
@@ -266,6 +268,43 @@ def make_splits(data, protocol):
         for f, (tr, te) in enumerate(folds):
             splits.append(Split(r, f, tr, te, _seed(seed, f)))
     return splits
+
+
+def _check_folds(data, n_folds, strat):
+    """A ``cv`` protocol the data cannot give as one :class:`DataError`: more folds than
+    samples, or (stratified) than the members of a class (a stratified fold holds some of
+    every class)."""
+    n = len(data)
+    if n_folds > n:
+        raise DataError(f"{data.name}: protocol.n_folds={n_folds} is more than its {n} "
+                        f"samples; lower n_folds to at most {n}")
+    if strat is None:
+        return
+    classes, counts = np.unique(np.asarray(strat), return_counts=True, axis=0)
+    if counts.min() < n_folds:
+        c = classes[int(np.argmin(counts))]
+        raise DataError(f"{data.name}: class {_shown_label(c)} has {int(counts.min())} samples, fewer "
+                        f"than protocol.n_folds={n_folds} (each stratified fold needs one of "
+                        f"every class); lower n_folds to {int(counts.min())} or set "
+                        "protocol.stratify: false")
+
+
+def _shown_label(value):
+    """A class label as a user wrote it (``1``, ``'cat'``), not numpy's repr."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _check_classes(data):
+    """A single-label dataset with one class cannot train a classifier: a DataError."""
+    target = np.asarray(data.target) if not isinstance(data.target, list) else None
+    if target is None or target.ndim != 1:
+        return
+    classes = np.unique(target)
+    if len(classes) < 2:
+        raise DataError(f"{data.name}: every one of its {len(target)} samples has class "
+                        f"{_shown_label(classes[0]) if len(classes) else '(none)'}; a classifier needs "
+                        "at least two classes (check the label column or the file)")
 
 
 def _plan(spec, out_dir, datasets=None, methods=None):
@@ -810,6 +849,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             logger.info("%s: %s skipped (when_present): %s", spec.target, ds.display, exc)
             continue
         result.datasets[ds.display] = data
+        _check_classes(data)
         data_sha = data.fingerprint()
         for spec_method in spec.methods:     # every bad value said before anything is fitted
             check_method_parameters(ds.method_as_run(spec_method), ds.display)

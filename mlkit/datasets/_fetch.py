@@ -372,6 +372,10 @@ def _offline_copy(remote, dest):
     return err
 
 
+def _writable(folder):
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
 def fetch(remote, data_home=None, *, force=False):
     """Return the verified local copy of a remote file, fetching it when needed.
 
@@ -416,6 +420,10 @@ def fetch(remote, data_home=None, *, force=False):
         if isinstance(found, DataError):
             raise found
         return found
+    if not _writable(home):
+        raise DataError(f"cannot fetch {remote.path}: the data home {home} is not writable "
+                        f"(permission denied); set {DATA_ENV} to a writable folder (intact "
+                        "files already in it are read where they are)")
     if force and dest.is_file():
         # pooch keeps an intact cached file: fetch into a scratch home, then swap it in
         dest.parent.mkdir(parents=True, exist_ok=True)
