@@ -34,7 +34,9 @@ class _Group(click.Group):
 
 
 def _progress(ctx):
-    return ctx.obj.get("verbosity", 0) >= 0 and sys.stderr.isatty()
+    """Progress of the runs on stderr unless --quiet: a bar on a terminal, else a line at a
+    steady interval (mlkit._progress)."""
+    return ctx.obj.get("verbosity", 0) >= 0
 
 
 def _say_root(ctx):
@@ -45,6 +47,12 @@ def _say_root(ctx):
     if ctx.obj.get("verbosity", 0) >= 0:
         click.echo(f"mlkit: reading results from {root} ({origin})", err=True)
     return root
+
+
+def _say_warnings(ctx, result):
+    """The one line summing up the estimators' warnings of the runs computed (on stderr)."""
+    if result.warnings and ctx.obj.get("verbosity", 0) >= 0:
+        click.echo(f"mlkit: warning: {result.warnings}", err=True)
 
 
 def _say(ctx, text=""):
@@ -170,6 +178,7 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
     _say(ctx, rendered.text)
     _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
               f"{result.wall_time:.1f} s")
+    _say_warnings(ctx, result)
     click.echo(f"results: {out}")
 
 
@@ -240,6 +249,7 @@ def reproduce(ctx, targets, all_targets, quick, partial, datasets, methods, stat
         _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
                   + (f"{result.missing} not recorded yet (partial), " if result.missing else "")
                   + f"{result.wall_time:.1f} s")
+        _say_warnings(ctx, result)
         click.echo(f"results: {out_dir}")
 
 

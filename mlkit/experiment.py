@@ -42,6 +42,10 @@ __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest
 
 logger = logging.getLogger(__name__)
 
+#: the file beside a target's run records where each run's estimator warnings go
+#: (:class:`mlkit._progress.WarningLog`)
+WARNINGS_LOG = "warnings.log"
+
 #: said after the data of a ``--quick`` run, in every caption and summary
 QUICK_NOTE = (" [--quick settings: fewer splits and smaller grids than the paper's protocol; "
               "indicative only, spreads not comparable]")
@@ -78,6 +82,7 @@ class RunResult:
     wall_time: float = 0.0
     quick: bool = False                          # made with the config's --quick settings
     missing: int = 0                             # runs not recorded and not computed (partial)
+    warnings: object = None                      # one line on the runs' estimator warnings
 
     @property
     def dataset(self):
@@ -605,10 +610,16 @@ def _fit_and_score(data, method, split, metric_names, curves, estimator_class=No
     naming the run and carrying its traceback (a failure inside a method is a bug)."""
     import traceback
 
+    from ._progress import collect_warnings
+
     check_method_parameters(method, data.name, estimator_class)
     try:
-        return _fit_and_score_run(data, method, split, metric_names, curves, estimator_class,
-                                  checkpoint, checkpoint_key)
+        with collect_warnings() as found:
+            record = _fit_and_score_run(data, method, split, metric_names, curves,
+                                        estimator_class, checkpoint, checkpoint_key)
+        if found:                       # the runner logs them (WarningLog), never stores them
+            record["_warnings"] = found
+        return record
     except MlkitError as exc:
         raise MlkitError(f"{method.display} on {data.name}, split {split.name}: "
                          f"{exc}") from None
@@ -895,9 +906,12 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             stack.enter_context(parallel_config(backend=backend))
         bar = None
         if progress and todo:
-            from tqdm import tqdm
+            from ._progress import progress_reporter
 
-            bar = stack.enter_context(tqdm(total=len(todo), desc=spec.target, unit="run"))
+            bar = stack.enter_context(progress_reporter(len(todo), spec.target))
+        from ._progress import WarningLog
+
+        warned = WarningLog(Path(out_dir) / WARNINGS_LOG, spec.target)
         # every run uses one BLAS/OpenMP thread, whatever the backend: the runs in this
         # process (sequential, or threads of the "threading" backend) under one limit set
         # here (so that no thread's exit lifts another's BLAS limit), and every task of a
@@ -934,6 +948,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             ))
         for i, rec in outputs:
             dataset, method, split, key, path = todo[i]
+            warned.add(f"{dataset} / {method.display} / {split.name}", rec.pop("_warnings", ()))
             rec.update(key=key, data_sha=result.datasets[dataset].fingerprint(),
                        dataset=dataset, method=method.display, method_name=method.name,
                        params=method.params,
@@ -946,6 +961,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             result.computed += 1
             if bar is not None:
                 bar.update(1)
+    result.warnings = warned.summary()
     # config order (dataset, method, split) whatever order the runs finished in
     d_rank = {d.display: i for i, d in enumerate(spec.datasets)}
     m_rank = {m.display: i for i, m in enumerate(spec.methods)}
