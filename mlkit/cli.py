@@ -123,22 +123,20 @@ def cli(ctx, verbose, quiet, results):
 @click.argument("kind", required=False, type=click.Choice(KINDS))
 def list_cmd(kind):
     """List what is implemented: methods, datasets, targets, formats, metrics."""
-    from . import registry
+    from ._listing import listing
 
-    tables = {"methods": registry.METHODS, "datasets": registry.DATASETS,
-              "targets": registry.TARGETS, "formats": registry.FORMATS,
-              "metrics": registry.METRICS}
+    tables = listing()
     for name in [kind] if kind else KINDS:
-        entries = tables[name].entries()
+        entries = tables[name]
         click.echo(f"{name}:")
         if not entries:
             click.echo("  (none)")
-        width = max((len(e.name) for e in entries), default=0)
-        for e in entries:
+        width = max((len(e[0]) for e in entries), default=0)
+        for entry_name, summary, meta in entries:
             extra = ""
             if name == "datasets":
-                extra = " [synthetic]" if e.meta.get("synthetic") else " [real]"
-            click.echo(f"  {e.name:<{width}}  {e.summary}{extra}")
+                extra = " [synthetic]" if meta.get("synthetic") else " [real]"
+            click.echo(f"  {entry_name:<{width}}  {summary}{extra}")
 
 
 # -- train / reproduce -------------------------------------------------------------------
@@ -436,11 +434,11 @@ def data():
 @data.command("list")
 def data_list():
     """Registered datasets, real or synthetic."""
-    from .registry import DATASETS
+    from ._listing import listing
 
-    for e in DATASETS.entries():
-        kind = "synthetic" if e.meta.get("synthetic") else "real"
-        click.echo(f"{e.name:<22} {kind:<9} {e.meta.get('kind', ''):<11} {e.summary}")
+    for name, summary, meta in listing()["datasets"]:
+        kind = "synthetic" if meta.get("synthetic") else "real"
+        click.echo(f"{name:<22} {kind:<9} {meta.get('kind', ''):<11} {summary}")
 
 
 @data.command("info")
