@@ -325,9 +325,12 @@ def _read_yaml(path):
         raise ConfigError(f"{path}: is a directory, not a config file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config ({exc})") from None
+    key = (text, str(path))
+    if key in _PARSED:
+        raw, node = _PARSED[key]
+        return copy.deepcopy(raw), node
     try:
-        raw = yaml.safe_load(text)
-        node = yaml.compose(text)
+        raw, node = _parse_yaml(text)
     except yaml.YAMLError as exc:
         # the context mark is where the unfinished construct began (an unclosed bracket's
         # line); the problem mark is where the parser gave up
@@ -343,7 +346,29 @@ def _read_yaml(path):
         raise ConfigError(f"{path}: a config must be a mapping of keys, got "
                           f"{type(raw).__name__}")
     _no_duplicate_keys(path, node)
-    return raw, node
+    if len(_PARSED) > 256:
+        _PARSED.clear()
+    _PARSED[key] = (raw, node)
+    return copy.deepcopy(raw), node
+
+
+#: (text, path) -> (data, node) of the YAML read so far (a report reads each config a few
+#: times); the caller gets its own copy of the data
+_PARSED = {}
+_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+
+
+def _parse_yaml(text):
+    """(data, node tree) of a YAML text: by libyaml when PyYAML has it (the same data and
+    line marks, several times faster), else by the pure-Python parser, which also gives
+    the error of a malformed text (so its message is the same either way)."""
+    if _FAST_LOADER is not None:
+        try:
+            return (yaml.load(text, Loader=_FAST_LOADER),
+                    yaml.compose(text, Loader=_FAST_LOADER))
+        except yaml.YAMLError:
+            pass                          # said by the pure-Python parser below
+    return yaml.safe_load(text), yaml.compose(text)
 
 
 def _no_duplicate_keys(path, node, where=()):

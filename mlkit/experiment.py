@@ -320,14 +320,15 @@ def _plan(spec, out_dir, datasets=None, methods=None):
             continue
         protocol = ds.protocol_over(spec.protocol)
         folds = protocol.n_folds if protocol.split == "cv" else 1
+        # the methods as run on this dataset, and what their keys share, once
+        as_run = [(m, _key_payload(spec, ds, m)) for m in
+                  (ds.method_as_run(sm) for sm in spec.methods
+                   if methods is None or sm.display in methods)]
         for r in range(protocol.repeats):
             for f in range(folds):
                 split = Split(r, f, None, None, 0)
-                for spec_method in spec.methods:
-                    if methods is not None and spec_method.display not in methods:
-                        continue
-                    method = ds.method_as_run(spec_method)
-                    yield (ds, method, split, _run_key(spec, ds, method, split),
+                for method, payload in as_run:
+                    yield (ds, method, split, _run_key(spec, ds, method, split, payload),
                            record_path(out_dir, ds, method, split))
 
 
@@ -404,8 +405,17 @@ def numerics_revision(method_name, params=None):
     return int(getattr(cls, "numerics_revision", 0))
 
 
-def _run_key(spec, dataset, method, split):
-    payload = {
+def _run_key(spec, dataset, method, split, payload=None):
+    """The key of one run (``payload``: :func:`_key_payload` of its dataset and method,
+    when the caller has it already)."""
+    payload = dict(payload or _key_payload(spec, dataset, method), split=[split.repeat,
+                                                                           split.fold])
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _key_payload(spec, dataset, method):
+    """What determines the numbers of a method's runs on a dataset, but the split."""
+    return {
         # a change of the method's numbers never reuses the records made before it
         "numerics_revision": numerics_revision(method.name, method.params),
         "dataset": dataset.model_dump(mode="json", exclude={"method_params", "method_grids",
@@ -415,11 +425,9 @@ def _run_key(spec, dataset, method, split):
         # split r does not depend on how many repeats there are: adding repeats later
         # reuses the runs already done
         "protocol": _protocol_key(dataset.protocol_over(spec.protocol)),
-        "split": [split.repeat, split.fold],
         "metrics": sorted(spec.metrics),
         "curves": spec.curves,
     }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _protocol_key(protocol):
