@@ -650,6 +650,10 @@ def main():
         term = isinstance(cause, KeyboardInterrupt) and cause.args == (signal.SIGTERM,)
         click.echo(_INTERRUPTED, err=True)
         sys.exit(143 if term else 130)
+    except click.UsageError as exc:     # a bad option of `mlkit` itself: one line too
+        where = exc.ctx.command_path if exc.ctx is not None else "mlkit"
+        click.echo(f"mlkit: error: {exc.format_message()} (see `{where} --help`)", err=True)
+        sys.exit(2)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
