@@ -34,7 +34,25 @@ class _Group(click.Group):
 
 
 def _progress(ctx):
-    return ctx.obj.get("verbosity", 0) >= 0 and sys.stderr.isatty()
+    """Progress of the runs on stderr unless --quiet: a bar on a terminal, else a line at a
+    steady interval (mlkit._progress)."""
+    return ctx.obj.get("verbosity", 0) >= 0
+
+
+def _say_root(ctx):
+    """One line on stderr naming the results root a reading command reads, and why."""
+    from ._paths import results_root_origin
+
+    root, origin = results_root_origin()
+    if ctx.obj.get("verbosity", 0) >= 0:
+        click.echo(f"mlkit: reading results from {root} ({origin})", err=True)
+    return root
+
+
+def _say_warnings(ctx, result):
+    """The one line summing up the estimators' warnings of the runs computed (on stderr)."""
+    if result.warnings and ctx.obj.get("verbosity", 0) >= 0:
+        click.echo(f"mlkit: warning: {result.warnings}", err=True)
 
 
 def _say(ctx, text=""):
@@ -65,8 +83,13 @@ _set = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
 @click.version_option(__version__, "--version", prog_name="mlkit")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors and where results went.")
+@click.option("--results", "results", type=click.Path(path_type=Path), default=None,
+              metavar="DIR",
+              help="The results root every command reads and writes (default: $MLKIT_RESULTS; "
+                   "else results/ of the mlkit clone you are in or mlkit runs from; else "
+                   "the user data folder, e.g. ~/.local/share/mlkit/results).")
 @click.pass_context
-def cli(ctx, verbose, quiet):
+def cli(ctx, verbose, quiet, results):
     """Reproduce the tables and figures of four learning papers from YAML configs.
 
     \b
@@ -75,8 +98,21 @@ def cli(ctx, verbose, quiet):
     mlkit train --config FILE          run any experiment config
     mlkit verify mssboost              check the paper's claims on saved results
     mlkit report                       REPRODUCTION.md: every target and claim, paper vs ours
+
+    \b
+    Exit status: 0 success; 1 a result is not what it should be (a claim that does not
+    PASS, a regression out of tolerance, a report out of date, a run that failed inside
+    its method); 2 a user error (bad option, config, name, data or results folder: one
+    `mlkit: error:` line); 130/143 interrupted (the runs finished so far are saved).
     """
     ctx.ensure_object(dict)
+    if results is not None:
+        from ._paths import using_results
+
+        if results.exists() and not results.is_dir():
+            raise MlkitError(f"--results {results}: is a file; name a folder (it is created "
+                             "if missing)")
+        ctx.with_resource(using_results(results.absolute()))
     ctx.obj["verbosity"] = -1 if quiet else verbose
     level = logging.WARNING - 10 * min(verbose, 2) if not quiet else logging.ERROR
     logging.basicConfig(level=level, format="mlkit: %(levelname)s: %(message)s")
@@ -87,22 +123,20 @@ def cli(ctx, verbose, quiet):
 @click.argument("kind", required=False, type=click.Choice(KINDS))
 def list_cmd(kind):
     """List what is implemented: methods, datasets, targets, formats, metrics."""
-    from . import registry
+    from ._listing import listing
 
-    tables = {"methods": registry.METHODS, "datasets": registry.DATASETS,
-              "targets": registry.TARGETS, "formats": registry.FORMATS,
-              "metrics": registry.METRICS}
+    tables = listing()
     for name in [kind] if kind else KINDS:
-        entries = tables[name].entries()
+        entries = tables[name]
         click.echo(f"{name}:")
         if not entries:
             click.echo("  (none)")
-        width = max((len(e.name) for e in entries), default=0)
-        for e in entries:
+        width = max((len(e[0]) for e in entries), default=0)
+        for entry_name, summary, meta in entries:
             extra = ""
             if name == "datasets":
-                extra = " [synthetic]" if e.meta.get("synthetic") else " [real]"
-            click.echo(f"  {e.name:<{width}}  {e.summary}{extra}")
+                extra = " [synthetic]" if meta.get("synthetic") else " [real]"
+            click.echo(f"  {entry_name:<{width}}  {summary}{extra}")
 
 
 # -- train / reproduce -------------------------------------------------------------------
@@ -142,6 +176,7 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
     _say(ctx, rendered.text)
     _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
               f"{result.wall_time:.1f} s")
+    _say_warnings(ctx, result)
     click.echo(f"results: {out}")
 
 
@@ -181,6 +216,9 @@ def reproduce(ctx, targets, all_targets, quick, partial, datasets, methods, stat
     from .targets import reproduce as run_target
     from .targets import resolve_target, results_dir
 
+    if all_targets and targets:
+        raise MlkitError(f"--all and targets ({' '.join(targets)}) together: give either the "
+                         "targets or --all")
     if all_targets:
         targets = TARGETS.names()
     if not targets:
@@ -209,6 +247,7 @@ def reproduce(ctx, targets, all_targets, quick, partial, datasets, methods, stat
         _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
                   + (f"{result.missing} not recorded yet (partial), " if result.missing else "")
                   + f"{result.wall_time:.1f} s")
+        _say_warnings(ctx, result)
         click.echo(f"results: {out_dir}")
 
 
@@ -227,6 +266,12 @@ def _print_status(target, *, quick, out, overrides, datasets, methods, jobs):
     check_part_names(target.name, run_spec, datasets, methods)
     rows = run_status(run_spec, results_dir(target, quick=quick, out=out, runs=True),
                       datasets=datasets, methods=methods)
+    # a dataset used only when its files are there (private in the paper) with no run
+    # recorded: not pending work a resume could do, so not counted
+    optional = {d.display: d.name for d in run_spec.datasets if d.when_present}
+    idle = {r["dataset"] for r in rows if r["dataset"] in optional} - {
+        r["dataset"] for r in rows if r["dataset"] in optional and r["recorded"]}
+    rows = [r for r in rows if r["dataset"] not in idle]
     done, planned = sum(r["recorded"] for r in rows), sum(r["planned"] for r in rows)
     unknown = [r for r in rows if r["left_s"] is None]
     left = sum(r["left_s"] for r in rows if r["left_s"] is not None)
@@ -239,6 +284,12 @@ def _print_status(target, *, quick, out, overrides, datasets, methods, jobs):
                "recorded")
     for line in [header, *table]:
         click.echo("  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip())
+    if idle:
+        names = sorted({optional[d] for d in idle})
+        click.echo(f"not counted: {', '.join(sorted(idle))}, no run recorded; their data "
+                   f"({', '.join(names)}) are private in the paper and run only when their "
+                   "files are in the data home (when_present; see `mlkit data info "
+                   f"{names[0]}`)")
     if done < planned:
         jobs_n = max(int(jobs), 1)
         if left > 0:
@@ -288,6 +339,9 @@ def fold_cmd(sources, all_targets, quick):
     from .store import TABLE_NAME, fold_runs
     from .targets import resolve_target, results_dir
 
+    if all_targets and sources:
+        raise MlkitError("--all and sources together: give either the targets or folders, "
+                         "or --all")
     if all_targets:
         sources = TARGETS.names()
     if not sources:
@@ -319,20 +373,39 @@ def plot():
 @_out
 @click.pass_context
 def plot_curves_cmd(ctx, source, metric, out):
-    """Learning curves from a results folder or a target's saved results: one figure per
+    """Learning curves from a results folder or a target's saved results (a target's are read
+    from the results root, named on stderr; `mlkit --help` for --results): one figure per
     metric (curves_<metric>.png/.pdf, titled by the target), its caption (the data's
     provenance) in curves_<metric>.md beside it, and the paper's value of the metric as a
-    hollow "paper" marker at the last stage where the target's config reports one."""
+    hollow "paper" marker at the last stage where the target's config reports one. Exit
+    status 2 when there is nothing to plot."""
     from ._io import read_json
     from .experiment import load_records, manifest_records
+    from .manifest import runs_dir_of
     from .report.style import data_kind
     from .report.summaries import metric_name, plot_curves
-    from .targets import resolve_target, saved_results
+    from .store import unreadable_records
+    from .targets import resolve_target, saved_results, saved_results_dir
 
     path = Path(source)
     target = None
     if path.is_dir():
         out_dir = path
+    else:
+        out_dir = saved_results_dir(resolve_target(source))[0]
+        if out_dir is None:
+            raise MlkitError(f"no saved results for {source}; run `mlkit reproduce {source}` "
+                             "first")
+    runs = runs_dir_of(read_json(out_dir / "manifest.json"), out_dir) \
+        if (out_dir / "manifest.json").is_file() else out_dir
+    damaged = unreadable_records(runs)
+    if damaged:
+        bad, why = damaged[0]
+        more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
+        raise MlkitError(f"{bad}: not a readable run record ({why}){more}; a plot would "
+                         "miss its run: delete it and rerun the target's `mlkit reproduce` "
+                         "to recompute it")
+    if path.is_dir():
         records = manifest_records(path) if (path / "manifest.json").is_file() \
             else load_records(path)
     else:
@@ -341,6 +414,7 @@ def plot_curves_cmd(ctx, source, metric, out):
         if records is None:
             raise MlkitError(f"no saved results for {source}; run `mlkit reproduce {source}` "
                              "first")
+        _say_root(ctx)
     curved = [r for r in records if r.get("curves")]
     if not curved:
         raise MlkitError(f"{out_dir}: no saved learning curves (runs need `curves: true`)")
@@ -400,17 +474,17 @@ def data():
 @data.command("list")
 def data_list():
     """Registered datasets, real or synthetic."""
-    from .registry import DATASETS
+    from ._listing import listing
 
-    for e in DATASETS.entries():
-        kind = "synthetic" if e.meta.get("synthetic") else "real"
-        click.echo(f"{e.name:<22} {kind:<9} {e.meta.get('kind', ''):<11} {e.summary}")
+    for name, summary, meta in listing()["datasets"]:
+        kind = "synthetic" if meta.get("synthetic") else "real"
+        click.echo(f"{name:<22} {kind:<9} {meta.get('kind', ''):<11} {summary}")
 
 
 @data.command("info")
 @click.argument("name")
 @click.option("--format", "fmt", default=None, help="Read NAME as a file in this format.")
-@click.option("--xml", "xml", default=None, type=click.Path(dir_okay=False),
+@click.option("--xml", "xml", default=None, type=click.Path(exists=True, dir_okay=False),
               help="With --format mulan: the label XML (default: found beside the ARFF).")
 def data_info(name, fmt, xml):
     """Counts and provenance of a dataset, or of your own file with --format."""
@@ -430,6 +504,8 @@ def data_fetch(names, force):
     from .datasets import fetch_dataset
 
     for name in names:
+        _has_files(name, "download")
+    for name in names:
         for path in fetch_dataset(name, force=force):
             click.echo(f"ok {path}")
 
@@ -441,8 +517,26 @@ def data_verify(names):
     from .datasets import verify_dataset
 
     for name in names:
+        _has_files(name, "verify")
+    for name in names:
         for path in verify_dataset(name):
             click.echo(f"ok {path}")
+
+
+def _has_files(name, what):
+    """A dataset with no registered files (generated, or read from a folder its owners
+    distribute) is a user error for `data fetch` / `data verify`, said with what to do."""
+    from .registry import DATASETS
+
+    entry = DATASETS.entry(name)
+    if entry.meta.get("files"):
+        return
+    if entry.meta.get("synthetic"):
+        raise MlkitError(f"{name} is generated (synthetic data): there is nothing to {what}; "
+                         f"`mlkit data info {name}` shows it")
+    raise MlkitError(f"{name} has no file mlkit can {what}: its data come from their owners "
+                     f"({entry.summary}); place them in the data home (MLKIT_DATA) as "
+                     f"`mlkit data info {name}` says")
 
 
 # -- verify / regress -----------------------------------------------------------------------
@@ -457,6 +551,9 @@ def verify_cmd(ctx, paper, as_json):
     """Check a paper's claims against saved results: PASS / FAIL / NOT RUN / NO VERDICT
     (outdated or partial results) with the numbers measured. A "beats", "better" or "worse"
     is a paired test at the paper's level (``alpha`` of its claims YAML); ties are ties.
+    Read-only: it reads the saved results of the results root (named on stderr; see
+    `mlkit --help` for --results) and local data files, and downloads, trains and writes
+    nothing; a claim that needs a data file not on this machine is NOT RUN and says which.
 
     Exit status: 0 when every claim passes; 1 when a claim FAILs, is NOT RUN or has NO
     VERDICT; 2 on a user error (unknown paper, unreadable results or claims YAML).
@@ -464,6 +561,7 @@ def verify_cmd(ctx, paper, as_json):
     from .verify import report
 
     rows = report(paper)
+    _say_root(ctx)
     if as_json:
         import json
 
@@ -506,7 +604,12 @@ def regress(ctx, targets, update, fast, jobs):
 @click.pass_context
 def report_cmd(ctx, out, check, untracked):
     """Write REPRODUCTION.md from the saved results (no retraining): per paper, every target
-    paper vs ours with the difference, its figure and data, the claims, the environment."""
+    paper vs ours with the difference, its figure and data, the claims, the environment.
+    It reads the results root (named on stderr; `mlkit --help` for --results).
+
+    Exit status: 0 written (or, with --check, up to date); 1 with --check when the page
+    differs from what the results give; 2 on a user error (e.g. no results folder).
+    """
     from .report.reproduction import report
 
     line, files, problems = report(out, check=check, untracked=untracked)
@@ -514,6 +617,7 @@ def report_cmd(ctx, out, check, untracked):
         click.echo(f"mlkit: {problems[0]}; regenerate with `mlkit report` and commit",
                    err=True)
         ctx.exit(1)
+    _say_root(ctx)
     _say(ctx, line)
     for path in files:
         click.echo(f"{'up to date' if check else 'wrote'} {path}")
@@ -586,6 +690,10 @@ def main():
         term = isinstance(cause, KeyboardInterrupt) and cause.args == (signal.SIGTERM,)
         click.echo(_INTERRUPTED, err=True)
         sys.exit(143 if term else 130)
+    except click.UsageError as exc:     # a bad option of `mlkit` itself: one line too
+        where = exc.ctx.command_path if exc.ctx is not None else "mlkit"
+        click.echo(f"mlkit: error: {exc.format_message()} (see `{where} --help`)", err=True)
+        sys.exit(2)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

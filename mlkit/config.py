@@ -9,16 +9,16 @@ naming the file, the line, the key and what to do (the closest valid key, the al
 
 import copy
 import inspect
-import os
 import re
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 import yaml
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
                       model_validator)
 
 from ._errors import ConfigError, MlkitError, did_you_mean
+from ._paths import configs_dir  # noqa: F401  (where the targets' configs are)
 from .registry import DATASETS, FORMATS, METHODS, METRICS
 
 __all__ = ["ExperimentSpec", "DatasetSpec", "MethodSpec", "ProtocolSpec", "PaperValue",
@@ -46,6 +46,10 @@ def slug(text):
 def _folder_key(text):
     return slug(text).casefold()
 
+
+
+#: the values a grid searches for one parameter: at least one
+_Values = Annotated[list[Any], Field(min_length=1)]
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
@@ -136,7 +140,7 @@ class DatasetSpec(_Strict):
     role: Optional[str] = None
     params: dict[str, Any] = Field(default_factory=dict)
     method_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    method_grids: dict[str, dict[str, list[Any]]] = Field(default_factory=dict)
+    method_grids: dict[str, dict[str, _Values]] = Field(default_factory=dict)
     protocol: Optional[dict[str, Any]] = None   # fields of the config's protocol to change
     # run it only when its files are in the data home (a paper's own data that the user may
     # have); otherwise the runner skips it and says so (RunResult.absent), never substituting
@@ -187,7 +191,7 @@ class MethodSpec(_Strict):
     name: str
     label: Optional[str] = None
     params: dict[str, Any] = Field(default_factory=dict)
-    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    grid: dict[str, _Values] = Field(default_factory=dict)
     grid_folds: int = Field(3, ge=2)
     grid_metric: str = "accuracy"
     #: the inner folds stratified by class (``StratifiedKFold``); False: ``KFold``
@@ -333,16 +337,6 @@ class ExperimentSpec(_Strict):
 
 
 # ---------------------------------------------------------------------------------------
-def configs_dir():
-    """The folder of the shipped configs: ``$MLKIT_CONFIGS`` or ``configs/`` of the clone."""
-    env = os.environ.get("MLKIT_CONFIGS")
-    path = Path(env) if env else Path(__file__).resolve().parents[1] / "configs"
-    if not path.is_dir():
-        raise MlkitError(f"configs folder {path} not found; install mlkit from its clone "
-                         "(pip install -e .) or set MLKIT_CONFIGS to the configs folder")
-    return path
-
-
 def _read_yaml(path):
     path = Path(path)
     try:
@@ -353,9 +347,12 @@ def _read_yaml(path):
         raise ConfigError(f"{path}: is a directory, not a config file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config ({exc})") from None
+    key = (text, str(path))
+    if key in _PARSED:
+        raw, node = _PARSED[key]
+        return copy.deepcopy(raw), node
     try:
-        raw = yaml.safe_load(text)
-        node = yaml.compose(text)
+        raw, node = _parse_yaml(text)
     except yaml.YAMLError as exc:
         # the context mark is where the unfinished construct began (an unclosed bracket's
         # line); the problem mark is where the parser gave up
@@ -370,7 +367,49 @@ def _read_yaml(path):
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a config must be a mapping of keys, got "
                           f"{type(raw).__name__}")
-    return raw, node
+    _no_duplicate_keys(path, node)
+    if len(_PARSED) > 256:
+        _PARSED.clear()
+    _PARSED[key] = (raw, node)
+    return copy.deepcopy(raw), node
+
+
+#: (text, path) -> (data, node) of the YAML read so far (a report reads each config a few
+#: times); the caller gets its own copy of the data
+_PARSED = {}
+_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+
+
+def _parse_yaml(text):
+    """(data, node tree) of a YAML text: by libyaml when PyYAML has it (the same data and
+    line marks, several times faster), else by the pure-Python parser, which also gives
+    the error of a malformed text (so its message is the same either way)."""
+    if _FAST_LOADER is not None:
+        try:
+            return (yaml.load(text, Loader=_FAST_LOADER),
+                    yaml.compose(text, Loader=_FAST_LOADER))
+        except yaml.YAMLError:
+            pass                          # said by the pure-Python parser below
+    return yaml.safe_load(text), yaml.compose(text)
+
+
+def _no_duplicate_keys(path, node, where=()):
+    """A key given twice in one mapping is a :class:`ConfigError` naming both lines (YAML
+    would silently keep the second)."""
+    if isinstance(node, yaml.MappingNode):
+        seen = {}
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else None
+            if name is not None and name != "<<":
+                if name in seen:
+                    at = ".".join([*where, name])
+                    raise ConfigError(f"{path}:{key.start_mark.line + 1}: key {at!r} is given "
+                                      f"twice (first at line {seen[name]}); keep one of them")
+                seen[name] = key.start_mark.line + 1
+            _no_duplicate_keys(path, value, (*where, str(name)))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _no_duplicate_keys(path, item, (*where, str(i)))
 
 
 def _line_of(node, loc):

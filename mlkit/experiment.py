@@ -44,6 +44,10 @@ __all__ = ["Split", "RunResult", "make_splits", "run", "load_records", "manifest
 
 logger = logging.getLogger(__name__)
 
+#: the file beside a target's run records where each run's estimator warnings go
+#: (:class:`mlkit._progress.WarningLog`)
+WARNINGS_LOG = "warnings.log"
+
 #: said after the data of a ``--quick`` run, in every caption and summary
 QUICK_NOTE = (" [--quick settings: fewer splits and smaller grids than the paper's protocol; "
               "indicative only, spreads not comparable]")
@@ -80,6 +84,7 @@ class RunResult:
     wall_time: float = 0.0
     quick: bool = False                          # made with the config's --quick settings
     missing: int = 0                             # runs not recorded and not computed (partial)
+    warnings: object = None                      # one line on the runs' estimator warnings
 
     @property
     def dataset(self):
@@ -255,6 +260,8 @@ def make_splits(data, protocol):
                              "protocol.split: holdout or cv")
         return [Split(r, 0, np.asarray(data.splits["train"]), np.asarray(data.splits["test"]),
                       _seed(protocol.seed, r)) for r in range(protocol.repeats)]
+    if protocol.split == "cv":
+        _check_folds(data, protocol.n_folds, strat)
     splits = []
     for r in range(protocol.repeats):
         seed = _seed(protocol.seed, r)
@@ -270,6 +277,43 @@ def make_splits(data, protocol):
     return splits
 
 
+def _check_folds(data, n_folds, strat):
+    """A ``cv`` protocol the data cannot give as one :class:`DataError`: more folds than
+    samples, or (stratified) than the members of a class (a stratified fold holds some of
+    every class)."""
+    n = len(data)
+    if n_folds > n:
+        raise DataError(f"{data.name}: protocol.n_folds={n_folds} is more than its {n} "
+                        f"samples; lower n_folds to at most {n}")
+    if strat is None:
+        return
+    classes, counts = np.unique(np.asarray(strat), return_counts=True, axis=0)
+    if counts.min() < n_folds:
+        c = classes[int(np.argmin(counts))]
+        raise DataError(f"{data.name}: class {_shown_label(c)} has {int(counts.min())} samples, fewer "
+                        f"than protocol.n_folds={n_folds} (each stratified fold needs one of "
+                        f"every class); lower n_folds to {int(counts.min())} or set "
+                        "protocol.stratify: false")
+
+
+def _shown_label(value):
+    """A class label as a user wrote it (``1``, ``'cat'``), not numpy's repr."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _check_classes(data):
+    """A single-label dataset with one class cannot train a classifier: a DataError."""
+    target = np.asarray(data.target) if not isinstance(data.target, list) else None
+    if target is None or target.ndim != 1:
+        return
+    classes = np.unique(target)
+    if len(classes) < 2:
+        raise DataError(f"{data.name}: every one of its {len(target)} samples has class "
+                        f"{_shown_label(classes[0]) if len(classes) else '(none)'}; a classifier needs "
+                        "at least two classes (check the label column or the file)")
+
+
 def _plan(spec, out_dir, datasets=None, methods=None):
     """(dataset, method, split, run key, record path) of every run ``spec`` makes (of these
     datasets and methods, by display name, when given)."""
@@ -278,14 +322,15 @@ def _plan(spec, out_dir, datasets=None, methods=None):
             continue
         protocol = ds.protocol_over(spec.protocol)
         folds = protocol.n_folds if protocol.split == "cv" else 1
+        # the methods as run on this dataset, and what their keys share, once
+        as_run = [(m, _key_payload(spec, ds, m)) for m in
+                  (ds.method_as_run(sm) for sm in spec.methods
+                   if methods is None or sm.display in methods)]
         for r in range(protocol.repeats):
             for f in range(folds):
                 split = Split(r, f, None, None, 0)
-                for spec_method in spec.methods:
-                    if methods is not None and spec_method.display not in methods:
-                        continue
-                    method = ds.method_as_run(spec_method)
-                    yield (ds, method, split, _run_key(spec, ds, method, split),
+                for method, payload in as_run:
+                    yield (ds, method, split, _run_key(spec, ds, method, split, payload),
                            record_path(out_dir, ds, method, split))
 
 
@@ -362,13 +407,16 @@ def numerics_revision(method_name, params=None):
     return int(getattr(cls, "numerics_revision", 0))
 
 
-def _run_key(spec, dataset, method, split):
-    payload = _key_payload(spec, dataset, method, split)
+def _run_key(spec, dataset, method, split, payload=None):
+    """The key of one run (``payload``: :func:`_key_payload` of its dataset and method,
+    when the caller has it already)."""
+    payload = dict(payload or _key_payload(spec, dataset, method), split=[split.repeat,
+                                                                           split.fold])
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _key_payload(spec, dataset, method, split):
-    """What a run's key hashes: everything its numbers depend on."""
+def _key_payload(spec, dataset, method):
+    """What determines the numbers of a method's runs on a dataset, but the split."""
     return {
         # a change of the method's numbers never reuses the records made before it
         "numerics_revision": numerics_revision(method.name, method.params),
@@ -385,7 +433,6 @@ def _key_payload(spec, dataset, method, split):
         # split r does not depend on how many repeats there are: adding repeats later
         # reuses the runs already done
         "protocol": _protocol_key(dataset.protocol_over(spec.protocol)),
-        "split": [split.repeat, split.fold],
         "metrics": sorted(spec.metrics),
         "curves": spec.curves,
     }
@@ -616,10 +663,16 @@ def _fit_and_score(data, method, split, metric_names, curves, estimator_class=No
     naming the run and carrying its traceback (a failure inside a method is a bug)."""
     import traceback
 
+    from ._progress import collect_warnings
+
     check_method_parameters(method, data.name, estimator_class)
     try:
-        return _fit_and_score_run(data, method, split, metric_names, curves, estimator_class,
-                                  checkpoint, checkpoint_key)
+        with collect_warnings() as found:
+            record = _fit_and_score_run(data, method, split, metric_names, curves,
+                                        estimator_class, checkpoint, checkpoint_key)
+        if found:                       # the runner logs them (WarningLog), never stores them
+            record["_warnings"] = found
+        return record
     except MlkitError as exc:
         raise MlkitError(f"{method.display} on {data.name}, split {split.name}: "
                          f"{exc}") from None
@@ -864,6 +917,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             logger.info("%s: %s skipped (when_present): %s", spec.target, ds.display, exc)
             continue
         result.datasets[ds.display] = data
+        _check_classes(data)
         data_sha = data.fingerprint()
         for spec_method in spec.methods:     # every bad value said before anything is fitted
             check_method_parameters(ds.method_as_run(spec_method), ds.display)
@@ -909,9 +963,12 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             stack.enter_context(parallel_config(backend=backend))
         bar = None
         if progress and todo:
-            from tqdm import tqdm
+            from ._progress import progress_reporter
 
-            bar = stack.enter_context(tqdm(total=len(todo), desc=spec.target, unit="run"))
+            bar = stack.enter_context(progress_reporter(len(todo), spec.target))
+        from ._progress import WarningLog
+
+        warned = WarningLog(Path(out_dir) / WARNINGS_LOG, spec.target)
         # every run uses one BLAS/OpenMP thread, whatever the backend: the runs in this
         # process (sequential, or threads of the "threading" backend) under one limit set
         # here (so that no thread's exit lifts another's BLAS limit), and every task of a
@@ -948,6 +1005,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             ))
         for i, rec in outputs:
             dataset, method, split, key, path = todo[i]
+            warned.add(f"{dataset} / {method.display} / {split.name}", rec.pop("_warnings", ()))
             rec.update(key=key, data_sha=result.datasets[dataset].fingerprint(),
                        dataset=dataset, method=method.display, method_name=method.name,
                        params=method.params,
@@ -960,6 +1018,7 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
             result.computed += 1
             if bar is not None:
                 bar.update(1)
+    result.warnings = warned.summary()
     # config order (dataset, method, split) whatever order the runs finished in
     d_rank = {d.display: i for i, d in enumerate(spec.datasets)}
     m_rank = {m.display: i for i, m in enumerate(spec.methods)}

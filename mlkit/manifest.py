@@ -10,6 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import __version__
+from ._paths import shown_path
 from .store import keys_digest
 
 __all__ = ["build_manifest", "compute_kernels", "full_run_wall_time", "git_revision",
@@ -154,6 +155,29 @@ def full_run_wall_time(result, previous=None):
     return previous.get("wall_time_s") if not previous.get("runs_reused") else None
 
 
+#: what a manifest says of the invocation that computed its runs: a re-render that computes
+#: none of them keeps these from the manifest it replaces (:func:`build_manifest`)
+COMPUTED_BY = ("git_revision", "versions", "machine", "command", "finished_at", "config_file",
+               "runs_dir", "runs_computed", "runs_reused", "wall_time_s")
+
+
+def _renders_same_runs(result, previous):
+    """Whether ``result`` computed nothing and reuses exactly the runs of the manifest
+    ``previous`` (same run keys)."""
+    if previous is None or result.computed or not result.records:
+        return False
+    keys = [r["key"] for r in result.records]
+    return len(set(keys)) == len(keys) and invocation_keys(previous, keys) == set(keys)
+
+
+def rendering(command=None):
+    """The ``rendered`` block of a manifest: the revision, versions and time of the render
+    that wrote its outputs (the runs' own are the manifest's top-level fields)."""
+    return {"git_revision": git_revision(), "mlkit": __version__,
+            "command": command or " ".join(sys.argv),
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
 def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, out_dir=None,
                    extra=None, previous=None):
     """A JSON-able dict: resolved config, seed, versions, git revision, machine, the
@@ -162,12 +186,19 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ou
     :mod:`mlkit.store`). With both ``runs_dir`` and ``out_dir`` (where the manifest
     goes), ``runs_dir_relative`` is the records' folder relative to the manifest's, which
     :func:`runs_dir_of` follows.
-    ``previous``: the manifest this one replaces (for :func:`full_run_wall_time`)."""
+    ``previous``: the manifest this one replaces (for :func:`full_run_wall_time`).
+
+    Provenance is that of the runs: when ``result`` computed nothing and renders exactly
+    the runs of ``previous``, the fields of :data:`COMPUTED_BY` (git revision, versions,
+    machine, command, time, ...) are kept from ``previous``, so a re-render never stamps
+    numbers with a revision that did not compute them; ``rendered`` (:func:`rendering`)
+    names the render itself."""
     relative = None
+    same_runs = _renders_same_runs(result, previous)
     if runs_dir is not None and out_dir is not None:
         relative = Path(os.path.relpath(os.path.abspath(runs_dir),
                                         os.path.abspath(out_dir))).as_posix()
-    return {
+    manifest = {
         "target": spec.target,
         "config_file": spec.source,
         "quick": quick,
@@ -185,7 +216,7 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ou
         "run_machines": _run_machines(result.records),
         "command": command or " ".join(sys.argv),
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "runs_dir": None if runs_dir is None else str(runs_dir),
+        "runs_dir": None if runs_dir is None else shown_path(runs_dir),
         "runs_dir_relative": relative,
         "runs_computed": result.computed,
         "runs_reused": result.reused,
@@ -193,7 +224,11 @@ def build_manifest(spec, result, *, quick=False, command=None, runs_dir=None, ou
         "full_run_wall_time_s": full_run_wall_time(result, previous),
         **runs_index(result.records),
         **(extra or {}),
+        "rendered": rendering(command),
     }
+    if same_runs:
+        manifest.update({k: previous[k] for k in COMPUTED_BY if k in previous})
+    return manifest
 
 
 def _run_machines(records):

@@ -159,6 +159,23 @@ def _loose(runs_dir, include=None):
     return out
 
 
+def unreadable_records(folder):
+    """[(path, reason)] of the per-run files below ``folder``'s ``runs/`` that do not read as
+    a record (damaged: mlkit writes every file whole, so a half-written one is never there).
+    The store skips them (their runs are recomputed); a reader that must not miss a run,
+    e.g. a plot, says so instead."""
+    bad = []
+    for path in sorted((Path(folder) / RUNS_DIR).glob("*/*/*.json")):
+        try:
+            record = read_json(path)
+        except (OSError, ValueError) as exc:
+            bad.append((path, f"{type(exc).__name__}: {exc}"))
+            continue
+        if not isinstance(record, dict):
+            bad.append((path, f"a JSON {type(record).__name__}, not a record"))
+    return bad
+
+
 def _merge(table, loose):
     """{run: (written_ns, record)}: the table's rows, each replaced by its run's file when
     that was written at the same time or later."""

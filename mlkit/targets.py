@@ -24,13 +24,13 @@ they were run from), ``spec`` is the target's own config (its ``reported:`` numb
 """
 
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
 from ._errors import MlkitError, UnknownNameError, did_you_mean
-from ._io import read_json, write_json
+from ._io import as_json, check_writable, read_json, recording_writes, write_json
+from ._paths import results_root
 from .config import configs_dir, load_spec, read_target_header
 from .experiment import load_records, manifest_records, planned_runs, run
 from .manifest import build_manifest, invocation_keys, runs_dir_of
@@ -159,11 +159,6 @@ def resolve_target(name):
                            f"known targets: {', '.join(names)}")
 
 
-def results_root():
-    """``$MLKIT_RESULTS`` or ``./results``."""
-    return Path(os.environ.get("MLKIT_RESULTS") or "results")
-
-
 def results_dir(target, *, quick=False, out=None, runs=False):
     """Where a target's outputs go (``runs=True``: where its run records live, which is the
     folder of the artifact it renders the runs of)."""
@@ -181,12 +176,20 @@ _READS = []
 def saved_results(target):
     """(records, out_dir, quick) of the newest saved results of ``target``: the full run when
     present, else the ``--quick`` one; (None, None, None) when neither exists."""
+    out, quick = saved_results_dir(target)
+    if out is None:
+        return None, None, None
+    _READS.append((target, out, quick))
+    return manifest_records(out), out, quick
+
+
+def saved_results_dir(target):
+    """(out_dir, quick) of the results :func:`saved_results` reads, or (None, None)."""
     for quick in (False, True):
         out = results_dir(target, quick=quick)
         if (out / "summary.json").is_file() and (out / "manifest.json").is_file():
-            _READS.append((target, out, quick))
-            return manifest_records(out), out, quick
-    return None, None, None
+            return out, quick
+    return None, None
 
 
 def reads_of_saved_results():
@@ -294,6 +297,8 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
     folds them)."""
     renderer = RENDERERS.get(spec.render)
     check_part_names(spec.target, run_spec, datasets, methods)
+    for folder in (runs_dir, out_dir):      # said now, not after the runs
+        check_writable(folder)
     compute_only = part_filter(datasets, methods)
     result = run(run_spec, runs_dir, jobs=jobs, force=force, backend=backend,
                  scheduler=scheduler, connect_timeout=connect_timeout, progress=progress,
@@ -302,22 +307,30 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
     if partial and not result.records:
         raise MlkitError(f"{spec.target}: no run recorded yet in {runs_dir}: nothing to render "
                          "(run it without --partial)")
-    rendered = renderer.fn(result, Path(out_dir), spec)
-    write_json(Path(out_dir) / "summary.json", {
-        "target": spec.target, "quick": quick, "partial": bool(result.missing),
-        "provenance": result.provenance, "figures": rendered.figures})
+    with recording_writes() as changed:
+        rendered = renderer.fn(result, Path(out_dir), spec)
+        write_json(Path(out_dir) / "summary.json", {
+            "target": spec.target, "quick": quick, "partial": bool(result.missing),
+            "provenance": result.provenance, "figures": rendered.figures})
     try:
         previous = read_json(Path(out_dir) / "manifest.json")
     except (OSError, ValueError):
         previous = None
-    write_json(Path(out_dir) / "manifest.json", build_manifest(
+    manifest = build_manifest(
         run_spec, result, quick=quick, command=command, runs_dir=runs_dir, out_dir=out_dir,
         previous=previous, extra={"target_config": spec.resolved() if spec is not run_spec else None,
                "files": sorted(str(Path(f).name) for f in rendered.files),
-               "runs_missing": result.missing}))
+               "runs_missing": result.missing})
+    # unchanged outputs of the same runs: the manifest stays as it is (its render too)
+    if changed or previous is None or _but_render(as_json(manifest)) != _but_render(previous):
+        write_json(Path(out_dir) / "manifest.json", manifest)
     if not (result.missing or quick):
         fold_runs(runs_dir)
     return rendered, result
+
+
+def _but_render(manifest):
+    return {k: v for k, v in manifest.items() if k != "rendered"}
 
 
 def reproduce(target, *, quick=False, jobs=1, force=False, out=None, backend=None,

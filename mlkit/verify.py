@@ -26,6 +26,11 @@ __all__ = ["Claim", "ClaimResult", "ClaimsFile", "Diagnosis", "register_claim", 
            "check", "evaluate", "verdict", "claims_file", "paper_alpha", "report",
            "VERDICTS"]
 
+#: why a claim that needs a data file no copy of which is on this machine is not judged
+READ_ONLY = ("claims read saved results and local data only, they download nothing; fetch "
+             "the data first (`mlkit data fetch NAME`, `mlkit data list`) or set "
+             "MLKIT_DATA_MIRROR to a local folder holding it")
+
 #: the verdicts of ``mlkit verify``
 VERDICTS = ("PASS", "FAIL", "NOT RUN", "NO VERDICT")
 
@@ -68,12 +73,21 @@ def evaluate(claim):
     it read are not the runs their target's config and methods make now (outdated by a
     config or numerics revision change, or partial: made by another config): the numbers
     are still shown."""
-    from ._errors import MlkitError
+    from ._errors import DataError, MlkitError
     from ._io import read_json
     from .targets import outdated_runs, reads_of_saved_results
 
+    from .datasets._fetch import offline
+
     reads_of_saved_results()
-    result = claim.check()
+    try:
+        with offline(READ_ONLY):
+            result = claim.check()
+    except DataError as exc:
+        if not getattr(exc, "missing", False):
+            raise
+        reads_of_saved_results()
+        return ClaimResult(None, f"not judged: it reads data files this machine lacks ({exc})")
     stale = []
     for target, out_dir, quick in dict.fromkeys(reads_of_saved_results()):
         try:

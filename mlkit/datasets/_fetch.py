@@ -16,6 +16,7 @@ holds a partial or corrupt file written by mlkit. Every failure is one
 failed.
 """
 
+import contextlib
 import logging
 import os
 import re
@@ -33,8 +34,8 @@ import requests
 from .. import __version__
 from .._errors import DataError
 
-__all__ = ["REGISTRY", "RemoteFile", "fetch", "get_data_home", "mirror_location", "register",
-           "sha256sum", "verify"]
+__all__ = ["REGISTRY", "RemoteFile", "fetch", "get_data_home", "mirror_location", "offline",
+           "register", "sha256sum", "verify"]
 
 logger = logging.getLogger(__name__)
 # pooch prints every download on stderr at INFO level; mlkit logs its own fetches instead
@@ -340,6 +341,41 @@ def _fetch_into(remote, home):
     return False, failures
 
 
+_OFFLINE = []     # the reasons of the offline() blocks the program is in (innermost last)
+
+
+@contextlib.contextmanager
+def offline(reason):
+    """Within the block :func:`fetch` writes and downloads nothing: it returns the intact
+    cached copy, or the intact copy of a mirror that is a local folder, and otherwise raises
+    a :class:`~mlkit._errors.DataError` (``missing``) that ends with ``reason`` (e.g. what
+    reads only: ``mlkit verify``)."""
+    _OFFLINE.append(reason)
+    try:
+        yield
+    finally:
+        _OFFLINE.pop()
+
+
+def _offline_copy(remote, dest):
+    """In an :func:`offline` block: the intact local copy of ``remote`` (cache, or a mirror
+    that is a local folder), or the missing-file DataError."""
+    mirror = mirror_location()
+    if mirror is not None and not _is_http(mirror):
+        local = _local_path(mirror) / remote.path
+        if local.is_file() and sha256sum(local) == remote.sha256.lower():
+            return local
+    where = "" if dest.is_file() else " (not downloaded)"
+    err = DataError(f"{remote.path} has no intact copy in the data home {dest.parent}{where}"
+                    f"; {_OFFLINE[-1]}")
+    err.missing = True
+    return err
+
+
+def _writable(folder):
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
 def fetch(remote, data_home=None, *, force=False):
     """Return the verified local copy of a remote file, fetching it when needed.
 
@@ -369,12 +405,25 @@ def fetch(remote, data_home=None, *, force=False):
         lists every source tried and why it failed, and how to provide the file.
     """
     register(remote)
-    home = get_data_home(data_home)
+    if _OFFLINE:                            # not created: an offline block writes nothing
+        home = Path(data_home or os.environ.get(DATA_ENV) or REGISTRY.path).expanduser()
+    else:
+        home = get_data_home(data_home)
     dest = home / remote.path
     if dest.is_file() and not force:
         if sha256sum(dest) == remote.sha256.lower():
             return dest
-        logger.warning("cached copy of %s is corrupt, fetching it again", dest)
+        if not _OFFLINE:
+            logger.warning("cached copy of %s is corrupt, fetching it again", dest)
+    if _OFFLINE:
+        found = _offline_copy(remote, dest)
+        if isinstance(found, DataError):
+            raise found
+        return found
+    if not _writable(home):
+        raise DataError(f"cannot fetch {remote.path}: the data home {home} is not writable "
+                        f"(permission denied); set {DATA_ENV} to a writable folder (intact "
+                        "files already in it are read where they are)")
     if force and dest.is_file():
         # pooch keeps an intact cached file: fetch into a scratch home, then swap it in
         dest.parent.mkdir(parents=True, exist_ok=True)

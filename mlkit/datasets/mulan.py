@@ -548,6 +548,12 @@ def read_mulan(path, xml=None, *, name=None):
     MultiLabelDataset
     """
     path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such file" + (" (it is a folder)" if path.is_dir() else "")
+                        + "; give the path of a Mulan .arff, .arff.gz or .mat file")
+    if xml is not None and not Path(xml).is_file():
+        raise DataError(f"{xml}: no such Mulan label XML file; give its path as xml=..., or "
+                        "leave xml out to find it beside the ARFF file")
     if path.suffix.lower() == ".mat":
         if xml is None:
             raise DataError(f"{path}: a .mat file has no label names; pass the Mulan XML "

@@ -4,13 +4,12 @@ outputs are git-ignored), else every file; the claims see the same files, run re
 included (:meth:`ResultsView.for_claims`)."""
 
 import contextlib
-import os
 import subprocess
 import tempfile
 from pathlib import Path
 
 from .._errors import MlkitError
-from ..targets import results_root
+from .._paths import results_root, using_results
 
 __all__ = ["ResultsView"]
 
@@ -52,7 +51,7 @@ class ResultsView:
         folder tree of links to the tracked files alone, so an untracked run record never
         reaches a claim."""
         if self.tracked is None:
-            with _env("MLKIT_RESULTS", str(self._base)):
+            with using_results(self._base):
                 yield str(self._base)
             return
         with tempfile.TemporaryDirectory(prefix="mlkit-report-") as tmp:
@@ -63,7 +62,7 @@ class ResultsView:
                 dst = Path(tmp, rel)
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 dst.symlink_to(src)
-            with _env("MLKIT_RESULTS", tmp):
+            with using_results(tmp):
                 yield tmp
 
 
@@ -75,16 +74,3 @@ def _git_tracked(base):
     except (OSError, subprocess.SubprocessError):
         return None
     return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
-
-
-@contextlib.contextmanager
-def _env(name, value):
-    old = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = old
