@@ -533,7 +533,8 @@ def fit_method(data, method, split, estimator_class=None, checkpoint=None, check
     see :func:`build_estimator`)."""
     est = build_estimator(method, split, estimator_class, checkpoint, checkpoint_key)
     train, test = data.subset(split.train), data.subset(split.test)
-    if method.grid_n_xv_cap is not None and isinstance(est, GridSearchCV):
+    if method.grid_n_xv_cap is not None and isinstance(est, GridSearchCV) \
+            and "n_xv" in est.param_grid:
         est.set_params(param_grid=capped_n_xv_grid(est, train))
     t0 = time.perf_counter()
     if split.validation is not None and method.grid:

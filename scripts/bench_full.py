@@ -129,7 +129,7 @@ def sample_dataset(target_name, ds_display, max_cells, budget_s, max_run_s, reco
             if method.grid and split.validation is None:
                 est = experiment.build_estimator(method, split, METHODS.get(method.name))
                 train = data.subset(split.train)
-                if method.grid_n_xv_cap is not None:       # the grid the runner searches
+                if method.grid_n_xv_cap is not None and "n_xv" in method.grid:
                     est.set_params(param_grid=experiment.capped_n_xv_grid(est, train))
                 times, n_folds, n_cells, n_inner = _cell_times(
                     est, train.inputs, np.asarray(train.target), rng, max_cells, budget_s)

@@ -507,8 +507,6 @@ def test_grid_options_stratified_folds_n_xv_cap_and_recorded_fold_scores():
     train = SimpleNamespace(inputs=bags, target=np.arange(12) % 2)
     # 3 folds of 12 bags: inner training parts of 8 bags, 24 instances
     assert capped_n_xv_grid(search, train)["n_xv"] == [2, 5, 20]
-    with pytest.raises(ValueError, match="grid_n_xv_cap"):
-        MethodSpec(name="rsvm", grid={"C": [1.0]}, grid_n_xv_cap="training_instances")
     spec = load_spec(FIG4)
     dataset = spec.datasets[0]
     same = MethodSpec(name="rsvm", grid=grid, grid_stratified=False, grid_also=[])

@@ -370,7 +370,7 @@ def test_svm_initialisation_takes_the_converged_linear_svm():
         m.gamma_ = 2.0
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            rows = m._svm_instances(X, offsets, y[:, None])
+            rows = m._svm_instances(X, offsets, y[:, None], 10)
         ref = minimize(primal, np.zeros(S.shape[1]), args=(C,), jac=True, method="L-BFGS-B",
                        options={"maxiter": 100000, "gtol": 1e-10, "ftol": 0.0}).x[:-1]
         np.testing.assert_array_equal(np.sort(rows), np.sort(np.argsort(-np.abs(ref))[:10]))
