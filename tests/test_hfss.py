@@ -13,8 +13,8 @@ from sklearn.svm import LinearSVC
 
 from mlkit.datasets._containers import Views
 from mlkit.methods._sampling import bootstrap
-from mlkit.methods.hfss import (HFSS, HFSSOneShotSVM, fit_weak_svm, oob_accuracy,
-                                vote_scores)
+from mlkit.methods.hfss import (HFSS, HFSSOneShotSVM, best_prefix, fit_weak_svm,
+                                oob_accuracy, vote_scores)
 from mlkit.registry import DATASETS, METHODS
 
 
@@ -284,6 +284,52 @@ def test_staged_and_forward_scores_end_at_the_chosen_ensemble():
         alone = HFSS(n_rounds=4).fit(views3[rows], y3[rows])
         alone.problems_ = [est3.problems_[q]]              # the same fitted problem, alone
         assert per_problem[q] == pytest.approx(alone.score(views3[rows], y3[rows]))
+
+
+def test_best_prefix_tie_rules_on_a_constructed_oob_curve():
+    # OOB goodness of the prefixes k = 1..6: the maximum 1.0 is reached at k = 2, 4 and 5
+    curve = [0.90, 1.00, 0.97, 1.00, 1.00, 0.99]
+    assert best_prefix(curve, "shortest") == 2
+    assert best_prefix(curve, "longest") == 5
+    # a unique maximum is bestK under either rule; NaN prefixes are never chosen
+    assert best_prefix([0.8, np.nan, 0.95, 0.9], "shortest") == 3
+    assert best_prefix([0.8, np.nan, 0.95, 0.9], "longest") == 3
+    assert best_prefix([np.nan, 0.7, 0.7, np.nan], "longest") == 3
+    assert best_prefix([np.nan, np.nan], "shortest") == 2
+
+
+def test_bestk_tie_rule_picks_the_shortest_or_longest_tied_prefix_of_the_fit():
+    # separable classes in every view: most prefixes reach 100% OOB
+    rng = np.random.default_rng(1)
+    y = np.repeat([0, 1], 25)
+    views = Views([6.0 * y[:, None] + rng.normal(size=(50, d)) for d in (2, 3, 2, 4)],
+                  ["a", "b", "c", "d"])
+    short = HFSS(n_rounds=5, bestk_ties="shortest", random_state=0).fit(views, y)
+    long = HFSS(n_rounds=5, bestk_ties="longest", random_state=0).fit(views, y)
+    curve = short.forward_curves_[0]
+    assert np.array_equal(curve, long.forward_curves_[0])     # the same weak SVMs
+    tied = np.flatnonzero(curve == curve.max()) + 1
+    assert len(tied) >= 2                                     # the case the rule decides
+    assert short.bestk_[0] == tied[0] and long.bestk_[0] == tied[-1]
+    order = short.problems_[0].order
+    assert sorted(long.selected_[0]) == sorted(order[:tied[-1]])
+    assert long.oob_score_ == pytest.approx(curve[tied[-1] - 1])
+    assert short.oob_score_ == pytest.approx(long.oob_score_)
+
+
+def test_problem_forward_scores_are_the_prefix_ensembles_test_accuracies():
+    views3, y3 = _planted(n_per_class=20, n_classes=3, seed=6)
+    est = HFSS(n_rounds=4, random_state=0).fit(views3[::2], y3[::2])
+    F = est.problem_forward_scores(views3[1::2], y3[1::2])
+    assert F.shape == (3, 3)
+    chosen = est.problem_scores(views3[1::2], y3[1::2])
+    full = est.problem_scores(views3[1::2], y3[1::2], ensemble="all")
+    for q, k in enumerate(est.bestk_):
+        assert F[q, k - 1] == pytest.approx(chosen[q])    # bestK's prefix is the chosen one
+        assert F[q, -1] == pytest.approx(full[q])         # the whole queue: the full ensemble
+    extra = est.test_record_extras(views3[1::2], y3[1::2])
+    assert np.allclose(extra["problem_forward_test"], F)
+    assert extra["problem_test"] == pytest.approx(list(chosen))
 
 
 def test_vote_rule_ties_and_prior():

@@ -53,7 +53,8 @@ _NO_CLASS_WEIGHT = np.empty(0, dtype=np.float64)
 from ._sampling import bootstrap
 from ._validation import TrainingDataError, check_multiview_input
 
-__all__ = ["HFSS", "HFSSOneShotSVM", "vote_scores", "oob_accuracy", "fit_weak_svm"]
+__all__ = ["HFSS", "HFSSOneShotSVM", "vote_scores", "oob_accuracy", "fit_weak_svm",
+           "best_prefix"]
 
 _SEED_MAX = 2**31 - 1
 
@@ -143,6 +144,34 @@ def _votes_positive(vote_sum, dec_sum, prior_sign, vote, tie_break):
     positive[tied] = vote_scores(vote_sum[tied], dec_sum[tied], prior_sign, vote=vote,
                                  tie_break=tie_break) > 0
     return positive
+
+
+def best_prefix(curve, ties="shortest"):
+    """Algorithm 2, step 5 of [1]_: bestK, the length of the goodness-sorted prefix of
+    subspaces whose ensemble has the highest OOB goodness, ``argmax_S G(S_propose)``.
+
+    The paper does not say which prefix wins when several reach the maximum (on nearly
+    separable problems most prefixes reach 100% OOB): ``"shortest"`` keeps the first, the
+    fewest subspaces (a strict-improvement forward selection); ``"longest"`` keeps the last,
+    the most subspaces of the tied ones.
+
+    Parameters
+    ----------
+    curve : array-like of shape (k_homo,)
+        G(S_propose) of the prefixes of length 1..k_homo (NaN: no OOB sample, never chosen).
+    ties : {"shortest", "longest"}
+
+    Returns
+    -------
+    int
+        bestK in 1..k_homo (k_homo when every value is NaN).
+    """
+    curve = np.asarray(curve, dtype=float)
+    if np.all(np.isnan(curve)):
+        return len(curve)
+    # exact ties: every value is a count over the same OOB samples divided by their number
+    tied = np.flatnonzero(curve == np.nanmax(curve))
+    return int(tied[0] if ties == "shortest" else tied[-1]) + 1
 
 
 # -- one binary problem ------------------------------------------------------------------------
@@ -287,7 +316,7 @@ class _BinaryProblem:
                     f"SVM of a binary problem ({len(y_pm)} samples, n_rounds={est.n_rounds}), so "
                     "the OOB goodness of Algorithm 1 is undefined; give every class more "
                     "samples or raise n_rounds")
-            self.bestk = int(np.nanargmax(self.forward_curve)) + 1
+            self.bestk = best_prefix(self.forward_curve, est.bestk_ties)
         else:
             self.bestk = len(self.subspaces)
         self.selected = np.sort(self.order[:self.bestk])
@@ -471,7 +500,12 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         has ``n_rounds * n_subspaces`` members (450 for the paper's 9 subspaces).
     selection : {"bestk", "all"}, default="bestk"
         "bestk": Algorithm 2 keeps the goodness-sorted prefix of subspaces with the best OOB
-        accuracy (ties: the shortest); "all": the full ensemble of Algorithm 1 (the baseline).
+        accuracy (ties: ``bestk_ties``); "all": the full ensemble of Algorithm 1 (the
+        baseline).
+    bestk_ties : {"shortest", "longest"}, default="shortest"
+        Not stated in the paper (Alg. 2 writes only argmax): which of several prefixes
+        tied at the highest OOB goodness is bestK, the shortest or the longest (see
+        :func:`best_prefix`).
     pca_variance : float in (0, 1) or None, default=None
         Optional step 2 of Algorithm 1 (Sec. 5.4): each subspace is projected by PCA keeping
         this fraction of its variance (the paper: 0.95), fitted on each binary problem's
@@ -564,6 +598,7 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
     _parameter_constraints = {
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "selection": [StrOptions({"bestk", "all"})],
+        "bestk_ties": [StrOptions({"shortest", "longest"})],
         "pca_variance": [Interval(Real, 0, 1, closed="neither"), None],
         "C": [Interval(Real, 0, None, closed="neither")],
         "loss": [StrOptions({"squared_hinge", "hinge"})],
@@ -579,12 +614,14 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_rounds=50, *, selection="bestk", pca_variance=None, C=1.0,
+    def __init__(self, n_rounds=50, *, selection="bestk", bestk_ties="shortest",
+                 pca_variance=None, C=1.0,
                  loss="squared_hinge", scaling="standard", vote="majority",
                  tie_break="decision", no_oob="skip", subspaces=None, view_columns=None,
                  tol=1e-4, max_iter=1000, n_jobs=None, random_state=None):
         self.n_rounds = n_rounds
         self.selection = selection
+        self.bestk_ties = bestk_ties
         self.pca_variance = pca_variance
         self.C = C
         self.loss = loss
@@ -713,6 +750,37 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
             pred = self.classes_[(d > 0).astype(int) if d.ndim == 1 else d.argmax(axis=1)]
             out.append(np.mean(pred == y))
         return np.array(out)
+
+    def problem_forward_scores(self, X, y):
+        """Test accuracy of every goodness-sorted prefix of every one-vs-one problem (the green
+        curve of Fig. 5 of [1]_, per problem): row q, column k-1 is the accuracy of problem
+        q's ensemble of its k best subspaces on the samples of (X, y) of its two classes;
+        NaN for a problem with none.
+
+        Returns
+        -------
+        ndarray of shape (n_pairs, n_used_subspaces)
+        """
+        check_is_fitted(self)
+        Xs, _ = self._views(X, fitted=True)
+        y = np.asarray(y)
+        out = np.full((len(self.pairs_), len(self.subspaces_)), np.nan)
+        for q, ((a, b), p) in enumerate(zip(self.pairs_, self.problems_)):
+            rows = np.flatnonzero((y == self.classes_[a]) | (y == self.classes_[b]))
+            if rows.size:
+                S = p.forward_scores([X[rows] for X in Xs], self)
+                out[q] = np.mean((S > 0) == (y[rows] == self.classes_[b])[:, None], axis=0)
+        return out
+
+    def test_record_extras(self, X, y):
+        """:meth:`_GroupedInput.test_record_extras` and, per problem, the test accuracy of
+        every goodness-sorted prefix (``problem_forward_test``, :meth:`problem_forward_scores`):
+        what the regret of the OOB choice of bestK is read from."""
+        extra = super().test_record_extras(X, y)
+        extra["problem_forward_test"] = [None if np.isnan(row).all() else
+                                         [float(v) for v in row]
+                                         for row in self.problem_forward_scores(X, y)]
+        return extra
 
     def run_record_extras(self):
         """Per problem: classes, OOB accuracy (chosen / full ensemble), goodness, bestK, the

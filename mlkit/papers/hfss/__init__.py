@@ -1,7 +1,8 @@
 """HFSS (Gao & Fan, ACM MIR 2005): hierarchical feature subset selection on grouped features.
 
 The paper's image-blob data are private: every target runs on the real grouped-feature
-datasets (mfeat, msrc-v1, scene15, leaves100 with 19 classes) and on ``hfss-synthetic`` (the
+datasets (mfeat, msrc-v1, scene15, leaves100 with 19 classes; the harder corel1k-mpeg7, 10
+seeded categories of corel10k-mpeg7, wikipedia and uci-segmentation) and on ``hfss-synthetic`` (the
 paper's 83-D / 9-subspace layout, synthetic), each caption saying which. ``data`` registers
 the one-problem / class-subset views of a dataset (``hfss-subset``) and the score-type
 accuracy the runner's test curves need (Table 3's small samples are the runner's
