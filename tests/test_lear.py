@@ -112,6 +112,12 @@ def test_mirror_files_have_the_verified_counts(data_mirror, monkeypatch, tmp_pat
     top = load_dataset("corel5k-lear", params={"max_labels": 39})
     counts = top.Y.sum(axis=0)
     assert top.n_labels == 39 and (counts.min(), counts.max()) == (107, 1120)
+    hel = load_dataset("corel5k-lear", params={"max_labels": 39, "features": "hellinger"})
+    np.testing.assert_allclose((hel.X ** 2).sum(axis=1), 1.0)
+    np.testing.assert_allclose(hel.X[0] ** 2 * data.X[0].sum(), data.X[0])
+    np.testing.assert_array_equal(hel.Y, top.Y)
+    with pytest.raises(ValueError, match="features must be one of counts, hellinger"):
+        load_dataset("corel5k-lear", params={"features": "l2"})
     by_path = load_dataset(path=data_mirror / "multilabel" / "corel5k_lear",
                            format="lear-hvecs")
     np.testing.assert_array_equal(by_path.X, data.X)

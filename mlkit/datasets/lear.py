@@ -179,7 +179,13 @@ COREL5K_LEAR_FILES = tuple(RemoteFile(f"multilabel/corel5k_lear/{f}", h, _URL + 
 _COREL5K_LEAR_COUNTS = _Counts(n=4999, d=100, L=260, n_train=4500, n_test=499, card=3.3965)
 
 
-def load_corel5k_lear(*, min_positives=0, max_labels=None):
+#: What ``load_corel5k_lear(features=...)`` returns: the DenseHue counts as distributed, or
+#: their Hellinger embedding sqrt(x / sum(x)) (unit-norm rows: an RBF kernel then compares
+#: histograms whatever the image size; row sums range 268-1204).
+FEATURES = ("counts", "hellinger")
+
+
+def load_corel5k_lear(*, min_positives=0, max_labels=None, features="counts"):
     """Corel5k with LEAR's dense hue features: 4999 images x 100 DenseHue bins, 260 keywords.
 
     The Corel5k image-annotation set (Duygulu et al. 2002) with the LEAR group's DenseHue
@@ -192,6 +198,8 @@ def load_corel5k_lear(*, min_positives=0, max_labels=None):
     min_positives, max_labels
         See :func:`~mlkit.datasets.mulan_catalog.restrict_labels`; ``max_labels=39`` keeps
         the 39 most frequent keywords (the TREC collection's label count).
+    features : {"counts", "hellinger"}, default="counts"
+        The bin counts as distributed, or each row's Hellinger embedding sqrt(x / sum(x)).
 
     Returns
     -------
@@ -204,6 +212,8 @@ def load_corel5k_lear(*, min_positives=0, max_labels=None):
     .. [2] P. Duygulu, K. Barnard, N. de Freitas, D. Forsyth, "Object recognition as machine
        translation", ECCV 2002.
     """
+    if features not in FEATURES:
+        raise ValueError(f"features must be one of {', '.join(FEATURES)}, got {features!r}")
     paths = [fetch(f) for f in COREL5K_LEAR_FILES]
     data = read_lear(Path(paths[0]).parent, prefix="corel5k", name="corel5k-lear")
     data = replace(data, descr=load_corel5k_lear.__doc__,
@@ -211,6 +221,10 @@ def load_corel5k_lear(*, min_positives=0, max_labels=None):
                           "A1c0r-Z/Multi-view@b32ea11, data/corel5k_*",
                    checksums={f.path: f.sha256 for f in COREL5K_LEAR_FILES})
     _check_counts(data, _COREL5K_LEAR_COUNTS)
+    if features == "hellinger":
+        X = np.sqrt(data.X / data.X.sum(axis=1, keepdims=True))
+        data = replace(data, X=X, descr=f"{data.descr}\nFeatures: Hellinger embedding "
+                                         "sqrt(x / sum(x)) of the counts.")
     return restrict_labels(data, min_positives=min_positives, max_labels=max_labels)
 
 
