@@ -442,7 +442,8 @@ def ablation_rows(records, base_records, labels, metrics, alpha):
             row = {"method": base, "change": "none (Tables' setting)" if change is None
                    else change[len(base) + 1:]}
             for metric in metrics:
-                mine, diffs, tally = [], [], {"better": 0, "tie": 0, "worse": 0}
+                mine, diffs = [], []
+                tally = {"better": 0, "tie": 0, "worse": 0, "untested": 0}
                 for label in labels:
                     b = run_values([r for r in base_records if r["dataset"] == label
                                     and r["method"] == base], metric)
@@ -465,7 +466,8 @@ def ablation_rows(records, base_records, labels, metrics, alpha):
                     float(np.mean(diffs)) if diffs else "-")
                 row[f"{name}: cells better/tied/worse"] = (
                     "-" if change is None else
-                    f"{tally['better']}/{tally['tie']}/{tally['worse']}")
+                    f"{tally['better']}/{tally['tie']}/{tally['worse']}"
+                    + (f" ({tally['untested']} untested)" if tally["untested"] else ""))
             out.append(row)
     return out
 
