@@ -20,7 +20,7 @@ from mlkit.papers.lm3fe.renderers import objective_rise
 
 from .conftest import CONFIGS
 
-ORDER = ("table1", "table2", "fig2", "fig3", "fig4", "fig5", "objective")
+ORDER = ("table1", "table2", "fig2", "fig3", "fig4", "fig5", "objective", "ablation")
 
 
 def _invoke(*args):
@@ -132,10 +132,10 @@ def test_claims_follow_the_thresholds(quick_runs):
     status, measured = _verify()
     assert sorted(status) == [1, 2, 3, 4]
     assert all(s in ("PASS", "FAIL") for s in status.values()), status
-    # claim 4 is judged on the paper's scheme only, never on the safeguarded runs (whose
-    # objective cannot rise by construction)
-    assert "scheme judged: the paper's unsafeguarded steps (last iterate), W restarted " \
-           "from 0" in measured[4]
+    # claim 4 is judged on the exact scheme's block steps, the released scheme beside it
+    assert "scheme judged: exact block steps (W by Newton per task" in measured[4]
+    assert "beside it, the released scheme (LM3FE released: the paper's unsafeguarded " \
+           "steps (last iterate), W restarted from 0" in measured[4]
     assert "not judged: the" in measured[4]
     assert "CAT significantly above BSF in" in measured[1] and re.search(
         r"better in \d+( \(p <= [\d.e-]+\))?, tied in \d+", measured[1])
@@ -154,29 +154,34 @@ def test_claims_follow_the_thresholds(quick_runs):
     status, measured = _verify()
     assert status[4] == "FAIL" and "need <= -1" in measured[4]
     assert status[1] == "PASS", measured[1]
-    # the converged sub-solvers' rises are printed beside the judged ones
-    assert "beside it, LM3FE converged (sub-solvers 200 iterations / tol 1e-09)" in measured[4]
-    # the judged runs are those at the smallest sub-solver budget, whatever the config's order
+    # the judged runs are those of scheme: exact, whatever the config's order or labels
     cfg["methods"] = cfg["methods"][::-1]
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     status, measured = _verify()
-    assert "(last iterate), W restarted from 0, sub-solvers 20 iterations" in measured[4]
-    assert "beside it, LM3FE converged (sub-solvers 200 iterations / tol 1e-09)" in measured[4]
-    # records made with the safeguards on are not judged (they hold by construction): the
-    # scheme is read from the records judged, not from the config
+    assert "scheme judged: exact block steps" in measured[4] and status[4] == "FAIL"
+    # without an exact run there is no verdict
     results, _, _ = quick_runs
     saved = {p: p.read_text() for p in (results / "objective-quick" / "runs").rglob("*.json")}
     try:                # the module's shared runs are restored for the tests after this one
         for rec_path, text in saved.items():
             rec = json.loads(text)
-            rec["params"]["keep_best"] = True
+            rec["params"].pop("scheme", None)
             rec_path.write_text(json.dumps(rec))
         status, measured = _verify()
     finally:
         for rec_path, text in saved.items():
             rec_path.write_text(text)
-    assert status[4] == "NOT" and "judged only on the paper's scheme" in measured[4], \
+    assert status[4] == "NOT" and "judged on exact block steps" in measured[4], \
         (status[4], measured[4])
+
+
+def test_ablation_pairs_each_change_with_the_tables_runs(quick_runs):
+    out, outputs, _ = quick_runs
+    text = (out / "ablation-quick" / "table.md").read_text()
+    for change in ("none (Tables' setting)", "exact scheme", "centred start"):
+        assert change in text
+    assert re.search(r"\| LM3FT +\| exact scheme +\| [\d.]+ +\| [-+\d.e]+ +\| \d/\d/\d", text)
+    assert (out / "ablation-quick" / "cells.md").is_file()
 
 
 def test_claim_helpers_match_the_spec_wording():

@@ -15,6 +15,16 @@ References
    l2,1-norms minimization. NIPS 2010.
 .. [4] N. Guan, D. Tao, Z. Luo, B. Yuan. NeNMF: an optimal gradient method for nonnegative
    matrix factorization. IEEE Trans. Signal Processing 60(6):2882-2898, 2012.
+.. [5] A. Beck, M. Teboulle. Fast gradient-based algorithms for constrained total variation
+   image denoising and deblurring problems. IEEE Trans. Image Processing 18(11):2419-2434,
+   2009 (MFISTA, the monotone FISTA).
+
+Two schemes use these pieces. The authors' released one (``w_step``, ``u_step``,
+``theta_step``): Nesterov/OGM sub-solvers stopped at a relative change of 1e-3 or 100
+iterations, the L2,1 term re-weighted. The exact one (``w_step_newton``, ``u_step_prox``,
+``theta_step_prox``): each block minimised to a certificate (a gradient norm for W, a
+gradient-mapping norm for U and theta) by monotone methods, so no block step raises the
+objective: the assumption of the monotonicity argument of Sec. IV-C of [1]_.
 """
 
 import numpy as np
@@ -25,7 +35,9 @@ from ...kernels import dense_dot, squared_norms
 __all__ = ["smoothed_hinge", "hinge", "l21_norm", "reweight_diag", "latent", "scores",
            "objective", "grad_W", "grad_U", "grad_theta", "modality_scores",
            "nesterov", "ogm", "w_step", "u_step", "theta_step",
-           "SUB_TOL", "SUB_MAX_ITER"]
+           "w_task_derivatives", "w_step_newton", "prox_l21", "mfista", "u_step_prox",
+           "theta_step_prox", "SUB_TOL", "SUB_MAX_ITER", "EXACT_GTOL", "EXACT_PROX_TOL",
+           "EXACT_MAX_ITER"]
 
 #: Relative-change tolerance and iteration cap of every sub-solver (released code of [1]_).
 SUB_TOL = 1e-3
@@ -33,6 +45,12 @@ SUB_MAX_ITER = 100
 #: Floor of a Lipschitz constant (a block with a zero gradient everywhere, e.g. U when W = 0
 #: and gamma_B = 0, would otherwise divide 0 by 0).
 _MIN_L = 1e-12
+#: Exact scheme: the W-step stops when every task's gradient norm is at most EXACT_GTOL;
+#: the U- and theta-steps when the gradient mapping ``L ||y - prox(y - grad / L)||`` is at
+#: most EXACT_PROX_TOL times the objective's size ``max(1, |F|)``; both after EXACT_MAX_ITER.
+EXACT_GTOL = 1e-10
+EXACT_PROX_TOL = 1e-9
+EXACT_MAX_ITER = {"newton": 100, "prox": 2000}
 
 
 def spectral_norm_sq(X):
@@ -454,6 +472,245 @@ def theta_step(P, Y, s, theta, W, b, *, sigma, gamma_C, tol=SUB_TOL, max_iter=SU
         return np.einsum("vnc,nc->v", A, -u * Y) + 2.0 * gamma_C * th
 
     return ogm(theta, grad, fun, L, tol=tol, max_iter=max_iter, keep_best=keep_best)
+
+
+# ------------------------------------------------------------------ the exact scheme
+def _w_parts(Z, Y, s, sigma):
+    """``Z~ = [Z, 1]``, the penalty mask (the bias is not penalised) and ``k = sigma s``."""
+    N = Z.shape[0]
+    Zt = np.hstack([Z, np.ones((N, 1))])
+    pen = np.ones((Zt.shape[1], 1))
+    pen[-1] = 0.0
+    k = (sigma * s)[:, None]
+    return Zt, pen, k
+
+
+def w_task_derivatives(Z, Y, s, Wt, *, sigma, gamma_A, hessian=True):
+    """Objective, gradient and Hessian of the C problems of the W-step (Eq. 9-12 of [1]_).
+
+    Column c of ``Wt`` (C + 1, C) is ``[w_c; b_c]``; problem c is
+    ``f_c = sum_i phi_sigma(y_ci, z~_i^T w~_c) + gamma_A ||w_c||^2``. The smoothed hinge is
+    piecewise quadratic (Eq. 8): its second derivative in f is ``1 / (sigma ||x_i||_inf)``
+    where ``0 < u* < 1`` and 0 elsewhere, so
+    ``H_c = sum_i [0 < u*_ci < 1] z~_i z~_i^T / (sigma s_i) + 2 gamma_A diag(1, .., 1, 0)``
+    (the generalised Hessian; exact away from the kinks ``u* in {0, 1}``).
+
+    Returns
+    -------
+    f : ndarray (C,)
+    g : ndarray (C + 1, C)
+    H : ndarray (C, C + 1, C + 1), or None with ``hessian=False``
+    """
+    Zt, pen, k = _w_parts(Z, Y, s, sigma)
+    loss, u = _hinge_parts(Y, Zt @ Wt, k, 0.5 * k)
+    f = loss.sum(axis=0) + gamma_A * np.einsum("ij,ij->j", Wt[:-1], Wt[:-1])
+    g = -(Zt.T @ (u * Y)) + 2.0 * gamma_A * pen * Wt
+    if not hessian:
+        return f, g, None
+    q = ((u > 0.0) & (u < 1.0)) / k                     # (N, C): phi'' per sample and task
+    H = np.einsum("ni,nc,nj->cij", Zt, q, Zt)
+    H += 2.0 * gamma_A * np.diag(pen[:, 0])[None]
+    return f, g, H
+
+
+def w_step_newton(Z, Y, s, W0, b0, *, sigma, gamma_A, gtol=EXACT_GTOL,
+                  max_iter=EXACT_MAX_ITER["newton"]):
+    """The exact W-step: damped Newton on each of the C problems of Eq. 9-12 of [1]_.
+
+    Every task is a convex problem in its C + 1 variables ``[w_c; b_c]``, solved together
+    (vectorised over the tasks) from ``(W0, b0)``: the direction solves
+    ``(H_c + mu_c I) d = -g_c`` (:func:`w_task_derivatives`; ``mu_c = 1e-10 (1 + tr H_c /
+    (C + 1)) + 1e-3 ||g_c||`` keeps it a descent direction where the Hessian is singular and
+    vanishes at the optimum), the step is halved until Armijo's condition
+    ``f(w + t d) <= f(w) + 1e-4 t g^T d`` holds (a full step that does not raise f is also
+    taken: near the optimum the decrease is below the rounding of f). A task stops when
+    ``||g_c|| <= gtol``, or when its Newton decrement ``-g^T d`` falls below the rounding
+    of f (``1e-13 max(1, |f|)``) or no step decreases it (the returned ``grad_norm`` says
+    how close it got). No step raises any task's objective.
+
+    Returns
+    -------
+    W : ndarray (C, C)
+    b : ndarray (C,)
+    n_iter : int
+        Newton iterations run.
+    grad_norm : ndarray (C,)
+        ``||g_c||`` at the returned point (the certificate).
+    """
+    Wt = np.vstack([W0, b0[None, :]]).astype(float)
+    kw = dict(sigma=sigma, gamma_A=gamma_A)
+    f, g, H = w_task_derivatives(Z, Y, s, Wt, **kw)
+    gn = np.linalg.norm(g, axis=0)
+    active = gn > gtol
+    n = 0
+    eye = np.eye(Wt.shape[0])
+    for n in range(1, max_iter + 1):
+        if not active.any():
+            n -= 1
+            break
+        diag = np.trace(H, axis1=1, axis2=2) / Wt.shape[0]
+        mu = 1e-10 * (1.0 + diag) + 1e-3 * gn
+        d = -np.linalg.solve(H + mu[:, None, None] * eye, g.T[:, :, None])[:, :, 0].T
+        d[:, ~active] = 0.0
+        slope = np.einsum("ij,ij->j", g, d)
+        # a Newton decrement below the rounding of f: one last full step if it does not
+        # raise f, then the task is done
+        last = active & (-slope <= 1e-13 * np.maximum(1.0, np.abs(f)))
+        step = np.ones_like(f)
+        todo = active.copy()
+        new = Wt.copy()
+        for _ in range(40):
+            cand = Wt + step * d
+            fc = w_task_derivatives(Z, Y, s, cand, hessian=False, **kw)[0]
+            ok = todo & ((fc <= f + 1e-4 * step * slope) | ((step == 1.0) & (fc <= f)))
+            new[:, ok] = cand[:, ok]
+            todo &= ~ok & ~last
+            if not todo.any():
+                break
+            step = np.where(todo, 0.5 * step, step)
+        active &= ~todo & ~last         # no decrease found: at the precision of f
+        Wt = new
+        f, g, H = w_task_derivatives(Z, Y, s, Wt, **kw)
+        gn = np.linalg.norm(g, axis=0)
+        active &= gn > gtol
+    return Wt[:-1], Wt[-1], n, gn
+
+
+def prox_l21(U, t):
+    """The proximal map of ``t ||.||_{2,1}``: every row shrunk towards 0 by ``t`` in norm,
+    ``u^j max(0, 1 - t / ||u^j||)`` (the closed form of
+    ``argmin_X ||X - U||_F^2 / 2 + t ||X||_{2,1}``, row by row)."""
+    norms = np.sqrt(_row_squares(U))
+    scale = np.maximum(0.0, 1.0 - t / np.where(norms > 0, norms, 1.0))
+    return U * np.where(norms > 0, scale, 0.0)[:, None]
+
+
+def mfista(X0, smooth, penalty, prox, L, *, tol=EXACT_PROX_TOL,
+           max_iter=EXACT_MAX_ITER["prox"]):
+    """Monotone FISTA with backtracking (MFISTA of [5]_) on ``F = f + p`` from ``X0``.
+
+    .. math:: Z_k = \\mathrm{prox}_{p/L_k}(Y_k - \\nabla f(Y_k) / L_k),\\quad
+              X_k = \\arg\\min\\{F(Z_k), F(X_{k-1})\\},\\quad
+              Y_{k+1} = X_k + \\frac{t_k}{t_{k+1}} (Z_k - X_k)
+              + \\frac{t_k - 1}{t_{k+1}} (X_k - X_{k-1})
+
+    with ``t_{k+1} = (1 + sqrt(1 + 4 t_k^2)) / 2``, so F never increases. ``L_k`` starts at
+    ``L / 1024`` and is doubled until ``f(Z_k) <= f(Y_k) + <grad f(Y_k), Z_k - Y_k>
+    + L_k ||Z_k - Y_k||^2 / 2`` (never beyond ``L``, a Lipschitz constant of ``grad f``,
+    where that holds by itself). Stops when the gradient mapping ``L_k ||Y_k - Z_k||`` is
+    at most ``tol max(1, |F(X_k)|)`` or after ``max_iter`` iterations.
+
+    Parameters
+    ----------
+    smooth : callable X -> (f, grad f)
+    penalty : callable X -> float
+    prox : callable (V, step) -> the proximal map of ``step * penalty`` at V
+    L : float
+        A Lipschitz constant of ``grad f``.
+
+    Returns
+    -------
+    X : ndarray
+    n_iter : int
+    gmap : float
+        The last gradient-mapping norm (the certificate).
+    """
+    L_max = max(float(L), _MIN_L)
+    Lk = L_max / 1024.0
+    X = np.array(X0, dtype=float)
+    fY, gY = smooth(X)
+    F = fY + penalty(X)
+    Y, t = X, 1.0
+    gmap, k = np.inf, 0
+    for k in range(1, max_iter + 1):
+        while True:
+            Zk = prox(Y - gY / Lk, 1.0 / Lk)
+            D = Zk - Y
+            fZ = smooth(Zk)[0]
+            if Lk >= L_max or fZ <= fY + np.sum(gY * D) + 0.5 * Lk * np.sum(D * D):
+                break
+            Lk = min(2.0 * Lk, L_max)
+        gmap = Lk * float(np.sqrt(np.sum(D * D)))
+        FZ = fZ + penalty(Zk)
+        X_old = X
+        if FZ <= F:
+            X, F = Zk, FZ
+        if gmap <= tol * max(1.0, abs(F)):
+            break
+        t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+        Y = X + (t / t_new) * (Zk - X) + ((t - 1.0) / t_new) * (X - X_old)
+        t = t_new
+        fY, gY = smooth(Y)
+    return X, k, gmap
+
+
+def u_step_prox(Xs, Y, s, U, theta, W, b, v, *, sigma, gamma_B, x_norm_sq=None,
+                tol=EXACT_PROX_TOL, max_iter=EXACT_MAX_ITER["prox"]):
+    """The exact U-step for modality ``v``: :func:`mfista` on the loss in ``U_v`` (Eq. 18-21
+    of [1]_) plus ``gamma_B ||U_v||_{2,1}`` itself, through its proximal map
+    (:func:`prox_l21`; no re-weighting, no ``eps``), warm-started from ``U[v]``.
+
+    Backtracking on the step size up to ``1 / L``, ``L = theta_v^2 ||S^-1/2 X_v||_2^2
+    ||W||_2^2 / sigma`` (the loss Hessian in ``U_v`` is at most that; ``x_norm_sq`` caches
+    ``||S^-1/2 X_v||_2^2``).
+
+    Returns
+    -------
+    U_v : ndarray (D_v, C)
+    n_iter : int
+    gmap : float
+    """
+    N, C = Y.shape
+    Xv = Xs[v]
+    rest = sum(theta[u] * dense_dot(Xs[u], U[u]) for u in range(len(Xs)) if u != v)
+    if np.isscalar(rest):
+        rest = np.zeros((N, C))
+    tv = theta[v]
+    if x_norm_sq is None:
+        x_norm_sq = spectral_norm_sq(_row_scaled(Xv, 1.0 / np.sqrt(s)))
+    Lu = tv * tv / sigma * x_norm_sq * spectral_norm_sq(W)
+    XvT = Xv.T.tocsr() if sp.issparse(Xv) else Xv.T
+    dot = dense_dot if sp.issparse(Xv) else np.matmul
+    k = (sigma * s)[:, None]
+    half_k = 0.5 * k
+    WT = W.T
+
+    def smooth(Uv):
+        loss, u = _hinge_parts(Y, (rest + tv * dot(Xv, Uv)) @ W + b, k, half_k)
+        return loss.sum(), (-tv) * dot(XvT, (u * Y) @ WT)
+
+    return mfista(U[v], smooth, lambda Uv: gamma_B * l21_norm(Uv),
+                  lambda V, step: prox_l21(V, gamma_B * step), Lu, tol=tol, max_iter=max_iter)
+
+
+def theta_step_prox(P, Y, s, theta, W, b, *, sigma, gamma_C, tol=EXACT_PROX_TOL,
+                    max_iter=EXACT_MAX_ITER["prox"]):
+    """The exact theta-step: :func:`mfista` on the loss in theta plus ``gamma_C ||theta||^2``
+    (Eq. 27-29 of [1]_), the projection onto ``theta >= 0`` as the proximal map (Algorithm 2's
+    constraint), backtracking up to ``L = ||S^-1/2 [A_1; ...; A_C]||_2^2 / sigma + 2 gamma_C``
+    (a valid bound, see :func:`theta_step`), warm-started from ``theta``.
+
+    Returns
+    -------
+    theta : ndarray (V,)
+    n_iter : int
+    gmap : float
+    """
+    N, C = Y.shape
+    A = np.stack([Pv @ W for Pv in P])               # (V, N, C)
+    As = (A / np.sqrt(s)[None, :, None]).reshape(len(P), -1).T
+    Lt = spectral_norm_sq(As) / sigma + 2.0 * gamma_C
+    k = (sigma * s)[:, None]
+    half_k = 0.5 * k
+    A2 = A.reshape(len(P), N * C)
+
+    def smooth(th):
+        loss, u = _hinge_parts(Y, np.dot(th.reshape(1, -1), A2).reshape(N, C) + b, k, half_k)
+        return (loss.sum() + gamma_C * np.dot(th, th),
+                np.einsum("vnc,nc->v", A, -u * Y) + 2.0 * gamma_C * th)
+
+    return mfista(theta, smooth, lambda th: 0.0, lambda V, step: np.maximum(V, 0.0), Lt,
+                  tol=tol, max_iter=max_iter)
 
 
 def inf_norms(Xs):

@@ -83,6 +83,21 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         sub-solver returns its last iterate and nothing is kept, so a monotone objective is
         then an observation, not a guarantee (the ``lm3fe/objective`` target uses
         ``keep_best=False, w_restart=True``).
+    scheme : {"released", "exact"}, default="released"
+        How each block is minimised. "released": the authors' code (the Nesterov/OGM
+        sub-solvers above, stopped by ``sub_tol``/``sub_max_iter``, the L2,1 term
+        re-weighted, the W-step restarted or not by ``w_restart``, safeguarded or not by
+        ``keep_best``). "exact": exact block-coordinate descent, the setting of the
+        monotonicity argument of Sec. IV-C (every block step a descent step): the W-step
+        exact, by damped Newton per task from the current W to a gradient norm of 1e-10
+        (:func:`_losses.w_step_newton`); the U-step by monotone FISTA on the true L2,1 term
+        through its proximal map (:func:`_losses.u_step_prox`), the theta-step by monotone
+        FISTA with the projection onto ``theta >= 0`` (:func:`_losses.theta_step_prox`),
+        both warm-started and stopped at a gradient-mapping certificate (1e-9 of the
+        objective) or after ``sub_max_iter`` iterations (these two blocks are then not
+        minimised exactly, but never raise the objective). No block step raises the
+        objective. ``sub_tol``, ``eps``, ``lipschitz``, ``w_restart`` and ``keep_best``
+        apply to "released" only.
     normalize : {"l2"} or None, default="l2"
         Per-modality normalisation (see :mod:`mlkit.methods.multimodal._base`).
     random_state : int, RandomState or None
@@ -105,6 +120,9 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         O_0 (after the first W-step) and O_k after every outer iteration.
     n_iter_ : int
         Outer iterations run.
+    block_objective_ : list of (str, float)
+        The objective before the first W-step (``"start"``) and after every block step
+        (``"W"``, ``"U1"`` .. ``"UV"``, ``"theta"``), in order.
     feature_scores_ : list of ndarray (D_v,)
         ``||u_v^j||_2``, the LM3FS ranking scores.
     feature_ranking_ : list of ndarray (D_v,)
@@ -141,6 +159,7 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         "keep_best": ["boolean"],
         "lipschitz": [StrOptions({"code", "spectral"})],
         "u_init": [StrOptions({"uniform", "centered"})],
+        "scheme": [StrOptions({"released", "exact"})],
         "normalize": MultiViewClassifierMixin._downstream_constraints["normalize"],
         "random_state": ["random_state"],
         **MultiViewClassifierMixin._input_constraints,
@@ -148,8 +167,8 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
 
     def __init__(self, *, gamma_A=1e-2, gamma_B=1e-2, gamma_C=1e-2, sigma=0.1, tol=1e-3,
                  max_iter=30, sub_tol=1e-3, sub_max_iter=100, eps=1e-8, lipschitz="code",
-                 u_init="uniform", w_restart=False, keep_best=True, normalize="l2",
-                 random_state=None, view_columns=None):
+                 u_init="uniform", w_restart=False, keep_best=True, scheme="released",
+                 normalize="l2", random_state=None, view_columns=None):
         self.gamma_A = gamma_A
         self.gamma_B = gamma_B
         self.gamma_C = gamma_C
@@ -163,6 +182,7 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         self.u_init = u_init
         self.w_restart = w_restart
         self.keep_best = keep_best
+        self.scheme = scheme
         self.normalize = normalize
         self.random_state = random_state
         self.view_columns = view_columns
@@ -188,26 +208,43 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
         theta = np.full(V, 1.0 / V)
         kw = dict(sigma=self.sigma, tol=self.sub_tol, max_iter=self.sub_max_iter,
                   lipschitz=self.lipschitz, keep_best=self.keep_best)
+        exact = self.scheme == "exact"
         xn = [None] * V
-        if self.lipschitz == "spectral":
+        if exact or self.lipschitz == "spectral":
             xn = [L.spectral_norm_sq(L._row_scaled(X, 1.0 / np.sqrt(s))) for X in Xs]
         pen = dict(sigma=self.sigma, gamma_A=self.gamma_A, gamma_B=self.gamma_B,
                    gamma_C=self.gamma_C)
         W, b = np.zeros((C, C)), np.zeros(C)
+        blocks = [("start", L.objective(Xs, Ypm, s, U, theta, W, b, **pen))]
         W, b = self._w_step(Xs, Ypm, s, U, theta, W, b, kw)
         history = [L.objective(Xs, Ypm, s, U, theta, W, b, **pen)]
+        blocks.append(("W", history[0]))
         k = 0
         for k in range(1, self.max_iter + 1):
             for v in range(V):
-                U[v], _ = L.u_step(Xs, Ypm, s, U, theta, W, b, v, gamma_B=self.gamma_B,
-                                   eps=self.eps, x_norm_sq=xn[v], **kw)
+                if exact:
+                    U[v] = L.u_step_prox(Xs, Ypm, s, U, theta, W, b, v, sigma=self.sigma,
+                                         gamma_B=self.gamma_B, x_norm_sq=xn[v],
+                                         max_iter=self.sub_max_iter)[0]
+                else:
+                    U[v], _ = L.u_step(Xs, Ypm, s, U, theta, W, b, v, gamma_B=self.gamma_B,
+                                       eps=self.eps, x_norm_sq=xn[v], **kw)
+                blocks.append((f"U{v + 1}", L.objective(Xs, Ypm, s, U, theta, W, b, **pen)))
             P = L.modality_scores(Xs, U)
-            theta, _ = L.theta_step(P, Ypm, s, theta, W, b, gamma_C=self.gamma_C, **kw)
+            if exact:
+                theta = L.theta_step_prox(P, Ypm, s, theta, W, b, sigma=self.sigma,
+                                          gamma_C=self.gamma_C,
+                                          max_iter=self.sub_max_iter)[0]
+            else:
+                theta, _ = L.theta_step(P, Ypm, s, theta, W, b, gamma_C=self.gamma_C, **kw)
+            blocks.append(("theta", L.objective(Xs, Ypm, s, U, theta, W, b, **pen)))
             W, b = self._w_step(Xs, Ypm, s, U, theta, W, b, kw)
             history.append(L.objective(Xs, Ypm, s, U, theta, W, b, **pen))
+            blocks.append(("W", history[-1]))
             den = abs(history[0] - history[-1])
             if den == 0 or abs(history[-2] - history[-1]) / den < self.tol:
                 break
+        self.block_objective_ = blocks
         self.U_, self.theta_, self.W_, self.intercept_ = U, theta, W, b
         self.objective_ = history
         self.n_iter_ = k
@@ -217,8 +254,11 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
 
     def _w_step(self, Xs, Ypm, s, U, theta, W, b, kw):
         """W-step from 0 (``w_restart``) or from W; restarted with ``keep_best``, keeping per
-        task the better of the result and the current point."""
+        task the better of the result and the current point. ``scheme="exact"``: Newton
+        per task from the current W (:func:`_losses.w_step_newton`)."""
         Z = L.latent(Xs, U, theta)
+        if self.scheme == "exact":
+            return L.w_step_newton(Z, Ypm, s, W, b, sigma=self.sigma, gamma_A=self.gamma_A)[:2]
         W0, b0 = (np.zeros_like(W), np.zeros_like(b)) if self.w_restart else (W, b)
         Wn, bn, _ = L.w_step(Z, Ypm, s, W0, b0, gamma_A=self.gamma_A, **kw)
         if not (self.w_restart and self.keep_best):
@@ -257,7 +297,23 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
 
     def run_record_extras(self):
         return {"objective": [float(o) for o in self.objective_], "n_iter": int(self.n_iter_),
-                "theta": [float(t) for t in self.theta_]}
+                "theta": [float(t) for t in self.theta_],
+                "block_rises": block_rises(self.block_objective_)}
+
+
+def block_rises(block_objective):
+    """Per kind of block step (``"W"``, ``"U"``, ``"theta"``): how many steps there were,
+    how many raised the objective, and the largest rise relative to ``|O_0|`` (the objective
+    after the first W-step), from a ``block_objective_`` trace."""
+    o0 = abs(block_objective[1][1]) if len(block_objective) > 1 else 1.0
+    out = {}
+    for (_, before), (name, after) in zip(block_objective, block_objective[1:]):
+        kind = "U" if name.startswith("U") else name
+        n, up, worst = out.get(kind, (0, 0, 0.0))
+        rise = (after - before) / max(o0, 1e-300)
+        out[kind] = (n + 1, up + (after > before), max(worst, rise))
+    return {kind: {"steps": n, "rises": up, "max_rise": float(worst)}
+            for kind, (n, up, worst) in out.items()}
 
 
 class _LM3FDownstream(LM3FE):
@@ -270,7 +326,7 @@ class _LM3FDownstream(LM3FE):
                               **MultiViewClassifierMixin._downstream_constraints}
 
     _learned_attrs = ("U_", "theta_", "W_", "intercept_", "objective_", "n_iter_",
-                      "feature_scores_", "feature_ranking_")
+                      "block_objective_", "feature_scores_", "feature_ranking_")
 
     def fit(self, views, Y):
         self._validate_params()
@@ -303,13 +359,13 @@ class LM3FS(_LM3FDownstream):
     def __init__(self, *, percent=10.0, classifier="knn", n_neighbors=1, rls_alpha=1.0,
                  gamma_A=1e-2, gamma_B=1e-2, gamma_C=1e-2, sigma=0.1, tol=1e-3, max_iter=30,
                  sub_tol=1e-3, sub_max_iter=100, eps=1e-8, lipschitz="code",
-                 u_init="uniform", w_restart=False, keep_best=True, normalize="l2",
-                 random_state=None, view_columns=None):
+                 u_init="uniform", w_restart=False, keep_best=True, scheme="released",
+                 normalize="l2", random_state=None, view_columns=None):
         super().__init__(gamma_A=gamma_A, gamma_B=gamma_B, gamma_C=gamma_C, sigma=sigma,
                          tol=tol, max_iter=max_iter, sub_tol=sub_tol,
                          sub_max_iter=sub_max_iter, eps=eps, lipschitz=lipschitz,
                          u_init=u_init, w_restart=w_restart, keep_best=keep_best,
-                         normalize=normalize, random_state=random_state,
+                         scheme=scheme, normalize=normalize, random_state=random_state,
                          view_columns=view_columns)
         self.percent = percent
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
@@ -338,13 +394,13 @@ class LM3FT(_LM3FDownstream):
     def __init__(self, *, classifier="knn", n_neighbors=1, rls_alpha=1.0, gamma_A=1e-2,
                  gamma_B=1e-2, gamma_C=1e-2, sigma=0.1, tol=1e-3, max_iter=30, sub_tol=1e-3,
                  sub_max_iter=100, eps=1e-8, lipschitz="code",
-                 u_init="uniform", w_restart=False, keep_best=True, normalize="l2",
-                 random_state=None, view_columns=None):
+                 u_init="uniform", w_restart=False, keep_best=True, scheme="released",
+                 normalize="l2", random_state=None, view_columns=None):
         super().__init__(gamma_A=gamma_A, gamma_B=gamma_B, gamma_C=gamma_C, sigma=sigma,
                          tol=tol, max_iter=max_iter, sub_tol=sub_tol,
                          sub_max_iter=sub_max_iter, eps=eps, lipschitz=lipschitz,
                          u_init=u_init, w_restart=w_restart, keep_best=keep_best,
-                         normalize=normalize, random_state=random_state,
+                         scheme=scheme, normalize=normalize, random_state=random_state,
                          view_columns=view_columns)
         self._set_downstream(classifier, n_neighbors, rls_alpha, normalize)
 

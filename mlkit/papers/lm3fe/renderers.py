@@ -366,6 +366,10 @@ def sub_solver_budget(params):
 
 def scheme(params):
     """Which optimisation scheme LM3FE ran with these parameters (claim 4's text)."""
+    if params.get("scheme") == "exact":
+        it = sub_solver_iterations(params)[0]
+        return ("exact block steps (W by Newton per task to a gradient norm of 1e-10; U and "
+                f"theta by monotone FISTA with exact proximal maps, <= {it} iterations)")
     restart = "W restarted from 0" if params.get("w_restart") else "W warm-started"
     if params.get("keep_best", True):
         return f"safeguarded steps (best iterate kept), {restart}: monotone by construction"
@@ -387,10 +391,16 @@ def render_objective(result, out_dir, spec):
                 continue
             rise = objective_rise(obj)
             ax.plot(np.arange(len(obj)), np.asarray(obj) / obj[0], label=r["dataset"])
-            rows.append({"method": method, "dataset": r["dataset"], "draw": r["repeat"],
-                         "O_0": obj[0], "O_final": obj[-1], "outer iterations": len(obj) - 1,
-                         "largest rise / |O_0|": rise,
-                         "non-increasing": "yes" if rise == 0 else f"no ({rise:.2g})"})
+            blocks = r.get("model", {}).get("block_rises", {})
+            row = {"method": method, "dataset": r["dataset"], "draw": r["repeat"],
+                   "O_0": obj[0], "O_final": obj[-1], "outer iterations": len(obj) - 1,
+                   "largest rise / |O_0|": rise,
+                   "non-increasing": "yes" if rise == 0 else f"no ({rise:.2g})"}
+            for kind in ("W", "U", "theta"):
+                b = blocks.get(kind)
+                row[f"{kind}-steps rising (largest / |O_0|)"] = (
+                    "-" if b is None else f"{b['rises']} of {b['steps']} ({b['max_rise']:.2g})")
+            rows.append(row)
             prefix = "max_rise" if method == methods[0] else f"max_rise[{method}]"
             figures[f"{prefix}.{r['dataset']}.r{r['repeat']}"] = rise
         ax.set_title(method, fontsize=9)
@@ -403,4 +413,107 @@ def render_objective(result, out_dir, spec):
                f"Schemes: {schemes}. " + _data_caption(result, run_spec))
     files += save_figure(fig, out_dir, "objective", caption=caption)
     text, files = _write(rows, out_dir, caption, files)
+    return Rendered(text, figures, files)
+
+
+# -- ablation ------------------------------------------------------------------------------
+
+class AblationOptions(BaseModel):
+    """``report:`` of the ablation: the table whose LM3FS/LM3FT runs are the baseline row
+    (the Tables' setting, same draws) and the metrics shown."""
+
+    model_config = ConfigDict(extra="forbid")
+    caption: str = ""
+    baseline: str = "table1"
+    metrics: list[str] = Field(default_factory=lambda: ["accuracy"])
+
+
+def ablation_rows(records, base_records, labels, metrics, alpha):
+    """Per (change, method) of the ablation's runs: the mean over the cells of each metric,
+    its difference from the same method's baseline runs, and the paired t-tests per cell
+    against them (better / tie / worse). A change is named by the method's label after
+    "LM3FS " or "LM3FT "; the baseline's method is the bare name."""
+    from ...stats import paired_ttest, run_values
+
+    methods = list(dict.fromkeys(r["method"] for r in records))
+    out = []
+    for base in ("LM3FS", "LM3FT"):
+        for change in [None] + [m for m in methods if m.startswith(base + " ")]:
+            row = {"method": base, "change": "none (Tables' setting)" if change is None
+                   else change[len(base) + 1:]}
+            for metric in metrics:
+                mine, diffs = [], []
+                tally = {"better": 0, "tie": 0, "worse": 0, "untested": 0}
+                for label in labels:
+                    b = run_values([r for r in base_records if r["dataset"] == label
+                                    and r["method"] == base], metric)
+                    if change is None:
+                        a = b
+                    else:
+                        a = run_values([r for r in records if r["dataset"] == label
+                                        and r["method"] == change], metric)
+                    if not a:
+                        continue
+                    mine.append(np.mean(list(a.values())))
+                    if b and change is not None:
+                        test = paired_ttest(a, b, alpha=alpha, missing="drop")
+                        diffs.append(test.diff)
+                        tally[test.outcome] += 1
+                name = _label(metric)
+                row[f"{name} (mean over {len(mine)} cells)"] = (
+                    float(np.mean(mine)) if mine else float("nan"))
+                row[f"{name}: change - Tables'"] = (
+                    float(np.mean(diffs)) if diffs else "-")
+                row[f"{name}: cells better/tied/worse"] = (
+                    "-" if change is None else
+                    f"{tally['better']}/{tally['tie']}/{tally['worse']}"
+                    + (f" ({tally['untested']} untested)" if tally["untested"] else ""))
+            out.append(row)
+    return out
+
+
+@register_renderer("lm3fe/ablation", options=AblationOptions,
+                   summary="LM3FE ablation: one change at a time from the Tables' setting")
+def render_ablation(result, out_dir, spec):
+    """Per change (and LM3FS, LM3FT): the mean over the cells of the test metrics, the mean
+    difference from the Tables' runs (same draws) and the cells where the change is
+    significantly better, tied, worse (paired t-tests over the draws); per cell the means."""
+    from ...targets import resolve_target, saved_results
+    from ...verify import paper_alpha
+
+    opts, run_spec, records = spec.options, result.spec, result.records
+    base_target = resolve_target(f"{spec.paper}/{opts.baseline}")
+    base_records, base_dir, base_quick = saved_results(base_target)
+    base_records = [r for r in (base_records or []) if r["method"] in ("LM3FS", "LM3FT")]
+    labels = [label for _, _, label, _ in cells(run_spec, result)]
+    alpha = paper_alpha(spec.paper)
+    rows = ablation_rows(records, base_records, labels, opts.metrics, alpha)
+    figures = {}
+    for row in rows:
+        for k, v in row.items():
+            if k.endswith("cells)") and isinstance(v, float):
+                figures[f"{k.split(' (')[0]}.{row['method']}.{row['change']}"] = v
+    per_cell = []
+    for label in labels:
+        for method in ["LM3FS", "LM3FT"] + list(dict.fromkeys(r["method"] for r in records)):
+            recs = base_records if method in ("LM3FS", "LM3FT") else records
+            row = {"dataset": label, "method": method if method in ("LM3FS", "LM3FT")
+                   else method, "runs": "Tables'" if method in ("LM3FS", "LM3FT") else "ablation"}
+            for metric in opts.metrics:
+                mean, sd = _mean_sd(cell_values(recs, label, method, metric))
+                row[_label(metric)] = format_mean_ci(mean, sd, 3) if mean == mean else "-"
+            per_cell.append(row)
+    write_table(pd.DataFrame(per_cell), out_dir, f"{spec.title}: per cell, mean ± sd over "
+                "the draws. " + _data_caption(result, run_spec), name="cells")
+    caption = (f"{spec.title}. One change at a time from the Tables' setting (lm3fe/"
+               f"{opts.baseline}: authors' released sub-solvers, U uniform on [0, 1], weight "
+               f"grids from 1e-3); the Tables' row is lm3fe/{opts.baseline}'s own runs "
+               f"({'quick' if base_quick else 'full'} results), the changes are paired with "
+               f"them draw by draw (t-tests at alpha {alpha:g}; cells: dataset x labelled "
+               f"count). Mean over the {run_spec.protocol.repeats} draws and the cells. "
+               + _data_caption(result, run_spec))
+    if opts.caption:
+        caption += " " + opts.caption
+    text, files = _write(rows, out_dir, caption,
+                         [out_dir / f"cells.{e}" for e in ("md", "csv", "tex")])
     return Rendered(text, figures, files)
