@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import mlkit.report.figures as figures_mod
+from .test_figures import _overlap  # the one bounding-box overlap test
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -148,10 +149,6 @@ def _texts(fig):
         if ax.get_legend() is not None:
             items.append((f"axes {a} legend", ax.get_legend()))
     return items
-
-
-def _overlap(a, b, tol=0.5):
-    return (min(a.x1, b.x1) - max(a.x0, b.x0) > tol) and (min(a.y1, b.y1) - max(a.y0, b.y0) > tol)
 
 
 def _data_points(ax, renderer):

@@ -377,6 +377,21 @@ def w_step(Z, Y, s, W0, b0, *, sigma, gamma_A, tol=SUB_TOL, max_iter=SUB_MAX_ITE
     return Wt[:-1], Wt[-1], n
 
 
+def _other_modalities(Xs, U, theta, v, shape):
+    """``sum_{u != v} theta_u X_u U_u``, the scores of the modalities a U_v-step holds
+    fixed (zeros with one modality), shape (N, C)."""
+    rest = sum(theta[u] * dense_dot(Xs[u], U[u]) for u in range(len(Xs)) if u != v)
+    return np.zeros(shape) if np.isscalar(rest) else rest
+
+
+def _u_curvature(Xv, s, W, tv, sigma, x_norm_sq=None):
+    """The U_v-step's spectral Lipschitz bound ``theta_v^2 ||S^-1/2 X_v||_2^2 ||W||_2^2 /
+    sigma`` and ``||S^-1/2 X_v||_2^2`` (computed unless given)."""
+    if x_norm_sq is None:
+        x_norm_sq = spectral_norm_sq(_row_scaled(Xv, 1.0 / np.sqrt(s)))
+    return tv * tv / sigma * x_norm_sq * spectral_norm_sq(W), x_norm_sq
+
+
 def u_step(Xs, Y, s, U, theta, W, b, v, *, sigma, gamma_B, eps=1e-8, tol=SUB_TOL,
            max_iter=SUB_MAX_ITER, lipschitz="code", x_norm_sq=None, keep_best=True):
     """The U-step for modality ``v`` (Algorithm 1, Eq. 18-26, Theorems 2-3 of [1]_).
@@ -398,15 +413,11 @@ def u_step(Xs, Y, s, U, theta, W, b, v, *, sigma, gamma_B, eps=1e-8, tol=SUB_TOL
     """
     N, C = Y.shape
     Xv = Xs[v]
-    rest = sum(theta[u] * dense_dot(Xs[u], U[u]) for u in range(len(Xs)) if u != v)
-    if np.isscalar(rest):
-        rest = np.zeros((N, C))
+    rest = _other_modalities(Xs, U, theta, v, (N, C))
     tv = theta[v]
     if lipschitz == "spectral":
         # loss Hessian in U_v <= theta_v^2 ||S^-1/2 X_v||_2^2 ||W||_2^2 / sigma
-        if x_norm_sq is None:
-            x_norm_sq = spectral_norm_sq(_row_scaled(Xv, 1.0 / np.sqrt(s)))
-        curv = tv * tv / sigma * x_norm_sq * spectral_norm_sq(W)
+        curv, x_norm_sq = _u_curvature(Xv, s, W, tv, sigma, x_norm_sq)
     else:
         curv = C * N * tv * tv / sigma * np.max(squared_norms(Xv) / s) * np.max(
             np.einsum("ij,ij->j", W, W))
@@ -662,13 +673,9 @@ def u_step_prox(Xs, Y, s, U, theta, W, b, v, *, sigma, gamma_B, x_norm_sq=None,
     """
     N, C = Y.shape
     Xv = Xs[v]
-    rest = sum(theta[u] * dense_dot(Xs[u], U[u]) for u in range(len(Xs)) if u != v)
-    if np.isscalar(rest):
-        rest = np.zeros((N, C))
+    rest = _other_modalities(Xs, U, theta, v, (N, C))
     tv = theta[v]
-    if x_norm_sq is None:
-        x_norm_sq = spectral_norm_sq(_row_scaled(Xv, 1.0 / np.sqrt(s)))
-    Lu = tv * tv / sigma * x_norm_sq * spectral_norm_sq(W)
+    Lu, x_norm_sq = _u_curvature(Xv, s, W, tv, sigma, x_norm_sq)
     XvT = Xv.T.tocsr() if sp.issparse(Xv) else Xv.T
     dot = dense_dot if sp.issparse(Xv) else np.matmul
     k = (sigma * s)[:, None]
