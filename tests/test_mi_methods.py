@@ -247,7 +247,7 @@ def test_l1_svm_survives_a_cycling_simplex_on_corel20(data_mirror, monkeypatch):
     import mlkit.methods.mi.miles as miles
     from mlkit.config import load_spec
     from mlkit.datasets import load_dataset
-    from mlkit.experiment import build_estimator, make_splits
+    from mlkit.experiment import build_estimator, cv_splitter, make_splits
 
     monkeypatch.setenv("MLKIT_DATA_MIRROR", str(data_mirror))
     spec = load_spec(CONFIGS / "sparsemi" / "table1.yaml")
@@ -257,7 +257,9 @@ def test_l1_svm_survives_a_cycling_simplex_on_corel20(data_mirror, monkeypatch):
     search = build_estimator(ds.method_as_run(next(m for m in spec.methods
                                                      if m.display == "MILES")), split)
     train = data.subset(split.train)
-    inner = list(search.cv.split(np.zeros((len(train.target), 1)), train.target))[2][0]
+    # the unstratified inner folds this LP was found on (Table I's CV is stratified now)
+    folds = cv_splitter(search.cv.n_splits, search.cv.random_state)
+    inner = list(folds.split(np.zeros((len(train.target), 1)), train.target))[2][0]
     model = clone(search.estimator).set_params(C=1.0, gamma=1.0)
     seen = {}
     monkeypatch.setattr(MILES, "_fit", lambda self, X, offsets, Y: seen.update(
