@@ -174,7 +174,7 @@ def _brief(text, words=_BRIEF_WORDS):
     text = " ".join(str(text).split())
     end = _SENTENCE_END.search(text)
     if end:
-        text = text[:end.start() + 1]
+        text = text[:end.start() + 1].rstrip(";")
     cut = text.split()
     return " ".join(cut[:words]) + (" …" if len(cut) > words else "")
 
@@ -195,14 +195,18 @@ def _glance(report):
     if passing:
         bullets.append("Reproduces: " + "; ".join(f"claim {c.number} ({_md(_brief(c.statement, 15))})"
                                                    for c in passing) + ".")
-    for c in failing[:4 if pending else 5]:
+    # at most six bullets: the cells and targets lines, what passes, what has no verdict,
+    # and the failing claims in the rest (one line naming those that do not fit)
+    room = 4 - bool(passing) - bool(pending)
+    shown = failing if len(failing) <= room else failing[:room - 1]
+    for c in shown:
         d = c.diagnosis or {}
         status = d.get("status", "untested")
         reason = _md(_brief(d.get("text", "no diagnosis written yet")))
         bullets.append(f"Does not reproduce: claim {c.number} ({_md(_brief(c.statement, 15))}). "
                        f"Why ({'tested' if status == 'tested' else 'untested belief'}): "
                        f"{reason}")
-    rest = failing[4 if pending else 5:]
+    rest = failing[len(shown):]
     if rest:
         bullets.append("Also failing: claims " + ", ".join(c.number for c in rest)
                        + " (see the claims below).")
