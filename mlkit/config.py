@@ -207,9 +207,25 @@ class MethodSpec(_Strict):
     #: further rules whose choice is also refitted and scored on the test part, kept in the
     #: record under ``also`` (one refit each, the grid's fold scores shared)
     grid_also: list[Literal["argmax", "one_se"]] = Field(default_factory=list)
+    #: {parameter: start value}: the grid searched in two stages (:mod:`mlkit.staged_search`):
+    #: the other parameters with these held at their start values, then these at that
+    #: choice (e.g. ``{n_xv: 100}``: gamma and C at N_XV 100, then N_XV); empty: one joint
+    #: grid
+    grid_staged: dict[str, Any] = Field(default_factory=dict)
     #: the label whose seeds the runs take (default: their own): rows of an ablation that
     #: change one setting share the random state and the inner folds of the row they vary
     seed_from: Optional[str] = None
+
+    @model_validator(mode="after")
+    def _staged_in_grid(self):
+        for name, value in self.grid_staged.items():
+            if name not in self.grid:
+                raise ValueError(f"grid_staged: {name!r} is not in the grid "
+                                 f"(grid: {sorted(self.grid)})")
+            if value not in self.grid[name]:
+                raise ValueError(f"grid_staged: the start value {name}={value!r} is not one "
+                                 f"of the grid's values {self.grid[name]}")
+        return self
 
     @property
     def display(self):
@@ -310,6 +326,20 @@ class ExperimentSpec(_Strict):
             if p.split != "labelled" and given:
                 raise ValueError(f"dataset {d.display}: {' and '.join(given)} apply to "
                                  f"'split: labelled' only; its protocol's split is {p.split!r}")
+        return self
+
+    @model_validator(mode="after")
+    def _staged_start_in_every_grid(self):
+        """A staged grid's start values are in the grid each dataset runs (its
+        ``method_grids`` may replace the method's values)."""
+        for d in self.datasets:
+            for m in self.methods:
+                grid = d.grid_for(m) if m.grid_staged else {}
+                for name, value in m.grid_staged.items():
+                    if value not in grid.get(name, []):
+                        raise ValueError(f"method {m.display} on dataset {d.display}: "
+                                         f"grid_staged's start {name}={value!r} is not one of "
+                                         f"the grid's values {grid.get(name)}")
         return self
 
     @model_validator(mode="after")

@@ -222,13 +222,15 @@ class ResumableGridSearchCV(GridSearchCV):
             "mean_test_score": means, "std_test_score": scores.std(axis=1),
             "rank_test_score": rank, "mean_fit_time": fit_s.mean(axis=1),
         }
-        # refit=True: GridSearchCV's choice; a callable (GridSearchCV's refit contract):
-        # cv_results_ -> the chosen index (e.g. mlkit.grid_rules.refit_rule)
+        # refit=True (or False, no refit): GridSearchCV's choice; a callable (GridSearchCV's
+        # refit contract): cv_results_ -> the chosen index (e.g. mlkit.grid_rules.refit_rule)
         self.best_index_ = int(self.refit(self.cv_results_)) if callable(self.refit) \
             else int(rank.argmin())
         self.best_params_ = candidates[self.best_index_]
         self.best_score_ = means[self.best_index_]
         self.scorer_, self.multimetric_, self.n_splits_ = scorer, False, len(folds)
+        if self.refit is False:             # the fold scores only (a stage of a staged search)
+            return self
 
         self.best_estimator_ = clone(base).set_params(**clone(self.best_params_, safe=False))
         t0 = time.perf_counter()

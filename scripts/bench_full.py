@@ -69,10 +69,20 @@ def _cell_times(search, X, y, rng, max_cells, budget_s):
 
     from mlkit.kernels import shared_work
 
+    from mlkit.staged_search import StagedGridSearchCV, stage_grids
+
     cv = check_cv(search.cv, y, classifier=is_classifier(search.estimator))
     folds = list(cv.split(X, y))
-    candidates = list(ParameterGrid(search.param_grid))
     train, test = folds[rng.integers(len(folds))]
+    if isinstance(search, StagedGridSearchCV):
+        # stage 1's cells, then stage 2's at one of them (as if chosen) but its start cell
+        first, second = stage_grids(search.param_grid, search.start)
+        candidates = list(ParameterGrid(first))
+        at = candidates[rng.integers(len(candidates))]
+        candidates += [{**at, **p} for p in ParameterGrid(second)
+                       if any(p[k] != v for k, v in search.start.items())]
+    else:
+        candidates = list(ParameterGrid(search.param_grid))
     order = rng.permutation(len(candidates))[:max_cells]
     scorer = search.scoring
     times, spent = [], 0.0
