@@ -180,6 +180,13 @@ class DatasetSpec(_Strict):
         return protocol.model_copy(update=self.protocol) if self.protocol else protocol
 
 
+class GridBorrow(_Strict):
+    """Grid parameters borrowed from another method's CV choice (``grid_borrow``)."""
+
+    method: str
+    params: list[str] = Field(min_length=1)
+
+
 class MethodSpec(_Strict):
     """A registered method, its constructor parameters, and the label its rows carry.
 
@@ -212,9 +219,25 @@ class MethodSpec(_Strict):
     #: choice (e.g. ``{n_xv: 100}``: gamma and C at N_XV 100, then N_XV); empty: one joint
     #: grid
     grid_staged: dict[str, Any] = Field(default_factory=dict)
+    #: ``{method: <registered name>, params: [...]}``: those grid parameters are the CV
+    #: choice of that method over the grid's parameters it takes, on the same inner folds
+    #: (:class:`mlkit.staged_search.BorrowedGridSearchCV`); the rest of the grid is then
+    #: searched with them fixed
+    grid_borrow: Optional["GridBorrow"] = None
     #: the label whose seeds the runs take (default: their own): rows of an ablation that
     #: change one setting share the random state and the inner folds of the row they vary
     seed_from: Optional[str] = None
+
+    @model_validator(mode="after")
+    def _borrowed_in_grid(self):
+        if self.grid_borrow is not None:
+            missing = [p for p in self.grid_borrow.params if p not in self.grid]
+            if missing:
+                raise ValueError(f"grid_borrow: {missing} not in the grid "
+                                 f"(grid: {sorted(self.grid)})")
+            if self.grid_staged:
+                raise ValueError("grid_borrow and grid_staged cannot be combined")
+        return self
 
     @model_validator(mode="after")
     def _staged_in_grid(self):
@@ -690,6 +713,12 @@ def _check_names(spec, path, node, origins):
                       lambda k, i=i: at("methods", i, "grid", k, key_line=True))
         if m.grid:
             lookup(METRICS, m.grid_metric, "methods", i, "grid_metric")
+        if m.grid_borrow is not None:
+            source = lookup(METHODS, m.grid_borrow.method, "methods", i, "grid_borrow",
+                            "method")
+            _check_params(source, {k: None for k in m.grid_borrow.params},
+                          f"method {m.grid_borrow.method!r}",
+                          lambda k, i=i: at("methods", i, "grid_borrow", key_line=True))
         for d, ds in enumerate(spec.datasets):
             params = ds.params_for(m)
             extra = {k: v for k, v in params.items() if k not in m.params or m.params[k] != v}

@@ -34,7 +34,7 @@ from .metrics import average_precision_score
 from .registry import METHODS, METRICS
 from .grid_rules import choose, fold_scores, refit_rule
 from .resumable_search import CHECKPOINT_SUFFIX, ResumableGridSearchCV, read_checkpoint
-from .staged_search import StagedGridSearchCV
+from .staged_search import BorrowedGridSearchCV, StagedGridSearchCV
 from .store import RunStore
 from .stats import complete_repeats, repetition_values  # noqa: F401  (re-exported: moved)
 
@@ -428,7 +428,7 @@ def _key_payload(spec, dataset, method):
         # before them keep their keys
         "method": method.model_dump(mode="json", exclude={"label"} | {
             k for k in ("grid_stratified", "grid_n_xv_cap", "grid_rule", "grid_also",
-                        "grid_staged", "seed_from")
+                        "grid_staged", "grid_borrow", "seed_from")
             if getattr(method, k)
             == type(method).model_fields[k].get_default(call_default_factory=True)}),
         # split r does not depend on how many repeats there are: adding repeats later
@@ -483,8 +483,16 @@ def build_estimator(method, split, estimator_class=None, checkpoint=None, checkp
         refit = True if method.grid_rule == "argmax" else refit_rule(method.grid_rule)
         search = dict(cv=cv, scoring=scorer, error_score="raise", checkpoint=checkpoint,
                       checkpoint_key=checkpoint_key, refit=refit)
-        est = StagedGridSearchCV(est, method.grid, start=method.grid_staged, **search) \
-            if method.grid_staged else ResumableGridSearchCV(est, method.grid, **search)
+        if method.grid_staged:
+            est = StagedGridSearchCV(est, method.grid, start=method.grid_staged, **search)
+        elif method.grid_borrow is not None:
+            source = METHODS.get(method.grid_borrow.method)()
+            if "random_state" in source.get_params():
+                source.set_params(random_state=seed)
+            est = BorrowedGridSearchCV(est, method.grid, source=source,
+                                       borrow=list(method.grid_borrow.params), **search)
+        else:
+            est = ResumableGridSearchCV(est, method.grid, **search)
     return est
 
 

@@ -1,4 +1,4 @@
-"""A grid search in two stages: the other parameters at a start value of some, then those.
+"""Grid searches in two stages: N_XV after gamma and C, or gamma from another method's CV.
 
 SparseMI's Table I protocol chooses gamma, C and N_XV by 3-fold CV ([1]_, Sec. V-B: "The
 kernel parameter gamma and the SVM parameter C for all methods are chosen via threefold CV
@@ -22,6 +22,10 @@ is stage 2's cell at the start value: it is fitted once.
 among stage 2's cells: every stage-1 cell has the start value and a mean score at most that
 of stage 2's start cell, which comes first (``tests/test_staged_search.py`` checks this).
 
+:class:`BorrowedGridSearchCV` takes some parameters from another estimator's CV on the
+same inner folds (``grid_borrow``): e.g. gamma from MI-Kernel's (gamma, C) search for a
+sparse start without optimisation, whose own CV would otherwise tune gamma to the start.
+
 References
 ----------
 .. [1] Fu, Lu, Ting & Zhang, "Learning sparse kernel classifiers for multi-instance
@@ -37,7 +41,7 @@ from sklearn.model_selection import ParameterGrid
 
 from .resumable_search import ResumableGridSearchCV
 
-__all__ = ["StagedGridSearchCV", "stage_grids"]
+__all__ = ["BorrowedGridSearchCV", "StagedGridSearchCV", "stage_grids"]
 
 
 def stage_grids(param_grid, start):
@@ -167,3 +171,67 @@ def _results(rows):
     out["rank_test_score"] = rankdata(-_finite(out["mean_test_score"]),
                                       method="min").astype(np.int32)
     return out
+
+
+class BorrowedGridSearchCV(ResumableGridSearchCV):
+    """A grid search whose ``borrow`` parameters are another estimator's CV choice.
+
+    Stage 1 searches ``source`` (e.g. MI-Kernel, the dense model SparseMI and RSVM
+    approximate) over the grid's parameters it takes, on the same inner folds, and keeps
+    its choice of the ``borrow`` parameters (e.g. gamma); stage 2 searches ``estimator``
+    over the rest of the grid with those fixed. This gives a sparse model the start the
+    dense one would choose ([1]_, Sec. V-D compares starts without optimisation to
+    SparseMI; the paper does not say how their gamma was chosen).
+
+    Parameters
+    ----------
+    estimator, param_grid, scoring, cv, error_score, checkpoint, checkpoint_key, refit
+        As :class:`~mlkit.resumable_search.ResumableGridSearchCV`'s, for stage 2 (stage 1,
+        cheap, keeps its fold scores in memory only).
+    source : estimator
+        The estimator whose CV choice is borrowed.
+    borrow : list of str
+        The parameters taken from stage 1's choice; each must be a parameter of the grid
+        and of ``source``.
+
+    Attributes
+    ----------
+    ``ResumableGridSearchCV``'s (of stage 2), and
+    borrowed_params_ : dict
+        The values borrowed.
+    source_best_params_ : dict
+        Stage 1's whole choice.
+    """
+
+    def __init__(self, estimator, param_grid, *, source, borrow, scoring=None, cv=None,
+                 error_score="raise", checkpoint=None, checkpoint_key="", refit=True):
+        super().__init__(estimator, param_grid, scoring=scoring, cv=cv,
+                         error_score=error_score, checkpoint=checkpoint,
+                         checkpoint_key=checkpoint_key, refit=refit)
+        self.source = source
+        self.borrow = borrow
+
+    def fit(self, X, y=None, **params):
+        takes = self.source.get_params()
+        missing = [k for k in self.borrow if k not in self.param_grid or k not in takes]
+        if missing:
+            raise ValueError(f"borrowed grid: {missing} must be parameters of the grid "
+                             f"({sorted(self.param_grid)}) and of "
+                             f"{type(self.source).__name__}")
+        source_grid = {k: v for k, v in self.param_grid.items() if k in takes}
+        first = ResumableGridSearchCV(self.source, source_grid, scoring=self.scoring,
+                                      cv=self.cv, error_score=self.error_score,
+                                      refit=False).fit(X, y, **params)
+        self.source_best_params_ = dict(first.best_params_)
+        self.borrowed_params_ = {k: first.best_params_[k] for k in self.borrow}
+        second = ResumableGridSearchCV(
+            self.estimator, {**self.param_grid,
+                             **{k: [v] for k, v in self.borrowed_params_.items()}},
+            scoring=self.scoring, cv=self.cv, error_score=self.error_score,
+            checkpoint=self.checkpoint, checkpoint_key=self.checkpoint_key,
+            refit=self.refit).fit(X, y, **params)
+        for name in ("cv_results_", "best_index_", "best_params_", "best_score_",
+                     "best_estimator_", "refit_time_", "scorer_", "multimetric_",
+                     "n_splits_", "n_resumed_", "resumed_fit_s_", "resumed_cpu_s_"):
+            setattr(self, name, getattr(second, name))
+        return self

@@ -142,3 +142,54 @@ def test_the_runner_builds_it_from_grid_staged_and_keys_it_only_when_set():
                        ({"n_xv": 50}, "not one of the grid's values")):
         with pytest.raises(ValueError, match=match):
             MethodSpec(name="sparsemi", grid=grid, grid_staged=bad)
+
+
+def test_borrowed_search_takes_the_source_choice_then_searches_the_rest():
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    from mlkit.staged_search import BorrowedGridSearchCV
+
+    X, y, cv = _data()
+    grid = {"max_depth": [1, 2, 3, 6], "min_samples_leaf": [1, 5, 20]}
+    source = ExtraTreesClassifier(n_estimators=5, random_state=0)
+    tree = DecisionTreeClassifier(random_state=0)
+    ours = BorrowedGridSearchCV(tree, grid, source=source, borrow=["max_depth"],
+                                cv=cv).fit(X, y)
+    first = GridSearchCV(source, grid, cv=cv).fit(X, y)       # the source's own search
+    assert ours.source_best_params_ == first.best_params_
+    depth = first.best_params_["max_depth"]
+    assert ours.borrowed_params_ == {"max_depth": depth}
+    second = GridSearchCV(tree, {**grid, "max_depth": [depth]}, cv=cv).fit(X, y)
+    assert ours.best_params_ == second.best_params_ and ours.best_params_["max_depth"] == depth
+    np.testing.assert_array_equal(ours.cv_results_["mean_test_score"],
+                                  second.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(ours.predict(X), second.predict(X))
+    with pytest.raises(ValueError, match="must be parameters of the grid"):
+        BorrowedGridSearchCV(tree, grid, source=source, borrow=["criterion"],
+                             cv=cv).fit(X, y)
+
+
+def test_the_runner_builds_a_borrowed_search_and_the_config_checks_it(tmp_path):
+    from types import SimpleNamespace
+
+    from mlkit._errors import ConfigError
+    from mlkit.config import MethodSpec, load_spec
+    from mlkit.experiment import build_estimator
+    from mlkit.staged_search import BorrowedGridSearchCV
+
+    grid = {"gamma": [0.1, 1.0], "C": [1.0, 10.0]}
+    m = MethodSpec(name="sparsemi", grid=grid,
+                   grid_borrow={"method": "mi-kernel", "params": ["gamma"]})
+    search = build_estimator(m, SimpleNamespace(seed=3, validation=None))
+    assert isinstance(search, BorrowedGridSearchCV) and search.borrow == ["gamma"]
+    assert type(search.source).__name__ == "MIKernel"
+    with pytest.raises(ValueError, match="not in the grid"):
+        MethodSpec(name="sparsemi", grid=grid,
+                   grid_borrow={"method": "mi-kernel", "params": ["n_xv"]})
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "paper: sparsemi\nartifact: x\ndatasets: [{name: musk1}]\nmetrics: [accuracy]\n"
+        "methods:\n  - {name: rsvm, grid: {gamma: [0.1], C: [1.0]},\n"
+        "     grid_borrow: {method: mi-kernal, params: [gamma]}}\n")
+    with pytest.raises(ConfigError, match="mi-kernel"):
+        load_spec(config)
