@@ -31,6 +31,14 @@ problem's time is the median over its repeats. ``hfss_speedup`` is the sum over 
 scikit-learn's median over the sum of ours; the median and range of the per-problem ratios
 are printed beside it.
 
+Where the time goes: both sides solve the very same liblinear problems, so the CPU seconds
+of those solves are a floor of either side's time. They are measured in ours, in separate
+passes (``repeats`` per problem, median) in which HFSS's liblinear call (``train_wrap``) is
+timed, and give ``liblinear_cpu_s``, ``liblinear_share`` (of ours) and ``speedup_ceiling``:
+scikit-learn's time over the solves alone, the ratio HFSS would reach if everything but the
+liblinear solves cost nothing, i.e. the most any change that keeps the weak SVMs (and so
+every output) can give.
+
 Usage::
 
     MLKIT_DATA_MIRROR=../shared/data python scripts/bench_hfss.py [--quick] [--problems N]
@@ -38,7 +46,8 @@ Usage::
 ``measure_speedup(quick=False)`` returns the figures as a dict (``scripts/bench_full.py``
 imports it). The last line printed is ``key=value`` pairs: ``hfss_speedup``,
 ``hfss_cpu_s``, ``sklearn_cpu_s`` (sums of the medians), ``ratio_median``, ``ratio_min``,
-``ratio_max``, ``max_output_diff``, ``problems``, ``repeats``.
+``ratio_max``, ``max_output_diff``, ``problems``, ``repeats``, ``liblinear_cpu_s``,
+``liblinear_share``, ``speedup_ceiling``.
 """
 
 import argparse
@@ -56,6 +65,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
+import mlkit.methods.hfss as hfss_module
 from mlkit.datasets.mat_views import load_scene15
 from mlkit.methods._sampling import bootstrap, out_of_bag
 from mlkit.methods.hfss import HFSS, oob_accuracy
@@ -141,6 +151,24 @@ def algorithm_2(dec, oob, y_pm, est):
             "oob_curve": curve(np.sort(order[:bestk]))}
 
 
+@contextmanager
+def timed_liblinear():
+    """Inside: HFSS's liblinear calls (``mlkit.methods.hfss._train_wrap``) add their CPU
+    seconds to ``spent[0]`` and count themselves in ``spent[1]`` (the yielded list)."""
+    spent = [0.0, 0]
+    solve = hfss_module._train_wrap
+
+    def timed(*args):
+        t0 = time.process_time()
+        out = solve(*args)
+        spent[0] += time.process_time() - t0
+        spent[1] += 1
+        return out
+
+    with mock.patch.object(hfss_module, "_train_wrap", timed):
+        yield spent
+
+
 def _cpu(fn, *args):
     t0 = time.process_time()
     out = fn(*args)
@@ -179,12 +207,15 @@ def measure_speedup(quick=False, *, problems=None, repeats=None, rounds=50, prog
         ``hfss_speedup`` (sum of scikit-learn's per-problem median CPU seconds over ours),
         ``hfss_cpu_s``, ``sklearn_cpu_s``, ``ratio_median``, ``ratio_min``, ``ratio_max``,
         ``max_output_diff`` (the largest difference between the two sides' goodness, bestK
-        and OOB curves over all problems: 0 when they agree), ``problems``, ``repeats``.
+        and OOB curves over all problems: 0 when they agree), ``problems``, ``repeats``,
+        ``liblinear_cpu_s`` (sum over problems of the median CPU seconds of ours spent in
+        liblinear's solves), ``liblinear_share`` (of ``hfss_cpu_s``) and
+        ``speedup_ceiling`` (``sklearn_cpu_s / liblinear_cpu_s``, see the module doc).
     """
     n_problems, n_repeats = QUICK if quick else FULL
     n_problems = problems or n_problems
     n_repeats = repeats or n_repeats
-    ours, theirs, diffs = [], [], []
+    ours, theirs, diffs, solves = [], [], [], []
     with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):
         warnings.simplefilter("ignore", ConvergenceWarning)
         for q, views, y in _problems(n_problems):
@@ -197,23 +228,33 @@ def measure_speedup(quick=False, *, problems=None, repeats=None, rounds=50, prog
                 for name, fn, args in sides[::1 if r % 2 == 0 else -1]:
                     _, cpu = _cpu(fn, *args)
                     (t_ours if name == "ours" else t_sk).append(cpu)
+            t_solve = []
+            for _ in range(n_repeats):                # untimed passes: the solves alone
+                with timed_liblinear() as spent:
+                    fit_hfss(views, y, rounds, q)
+                t_solve.append(spent[0])
             ours.append(np.median(t_ours))
             theirs.append(np.median(t_sk))
+            solves.append(np.median(t_solve))
             diffs.append(max(float(np.max(np.abs(np.asarray(mine[key], dtype=float)
                                                  - np.asarray(theirs_out[key], dtype=float))))
                              for key in mine))
             if progress is not None:
-                progress(f"problem {q:3d}: ours {ours[-1]:.3f} s, scikit-learn "
+                progress(f"problem {q:3d}: ours {ours[-1]:.3f} s ({solves[-1]:.3f} s in "
+                         f"liblinear), scikit-learn "
                          f"{theirs[-1]:.3f} s ({theirs[-1] / ours[-1]:.2f}x); goodness "
                          f"{np.round(100 * mine['goodness'], 2).tolist()}, bestK "
                          f"{mine['bestk']}; largest output difference {diffs[-1]:.2g}")
-    ours, theirs = np.array(ours), np.array(theirs)
+    ours, theirs, solves = np.array(ours), np.array(theirs), np.array(solves)
     ratios = theirs / ours
     return {"hfss_speedup": float(theirs.sum() / ours.sum()),
             "hfss_cpu_s": float(ours.sum()), "sklearn_cpu_s": float(theirs.sum()),
             "ratio_median": float(np.median(ratios)), "ratio_min": float(ratios.min()),
             "ratio_max": float(ratios.max()), "max_output_diff": float(np.max(diffs)),
-            "problems": len(ours), "repeats": n_repeats}
+            "problems": len(ours), "repeats": n_repeats,
+            "liblinear_cpu_s": float(solves.sum()),
+            "liblinear_share": float(solves.sum() / ours.sum()),
+            "speedup_ceiling": float(theirs.sum() / solves.sum())}
 
 
 def main(argv=None):
@@ -236,6 +277,9 @@ def main(argv=None):
           f"{out['sklearn_cpu_s']:.2f} s; per-problem ratio median {out['ratio_median']:.2f} "
           f"[{out['ratio_min']:.2f}, {out['ratio_max']:.2f}]; goodness, bestK and OOB curves "
           f"of the two sides differ by at most {out['max_output_diff']:.2g}")
+    print(f"liblinear's solves (the same problems on both sides): {out['liblinear_cpu_s']:.2f} "
+          f"s, {100 * out['liblinear_share']:.0f}% of ours; with nothing else, ours would be "
+          f"{out['speedup_ceiling']:.2f}x scikit-learn's time at most")
     print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                    for k, v in out.items()))
 
