@@ -115,12 +115,12 @@ class MIKernel(InstanceExpansionMixin, MIClassifierBase):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    expansion_vectors_ : {ndarray, CSR matrix} of shape (n_xv_, n_features)
+    expansion_vectors_ : {ndarray, CSR matrix} of shape (``n_xv_``, n_features)
         The training instances of the support bags (standardised).
-    dual_coef_ : ndarray of shape (n_problems, n_xv_)
+    dual_coef_ : ndarray of shape (n_problems, ``n_xv_``)
         alpha_i y_i / n_i for every instance of support bag i.
     intercept_ : ndarray of shape (n_problems,)
-    support_ : ndarray of shape (n_xv_,)
+    support_ : ndarray of shape (``n_xv_``,)
         Indices of the XVs among the training instances.
     n_xv_ : int
         Number of expansion vectors.

@@ -191,9 +191,9 @@ class RS(InstanceExpansionMixin, MIClassifierBase):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    expansion_vectors_ : ndarray of shape (n_xv_, n_features)
+    expansion_vectors_ : ndarray of shape (``n_xv_``, n_features)
         The free points z_j (standardised space); per class, the sets one after another.
-    dual_coef_ : ndarray of shape (n_problems, n_xv_)
+    dual_coef_ : ndarray of shape (n_problems, ``n_xv_``)
         With ``reduced_sets="per_class"`` problem c weighs only its own set (zeros
         elsewhere).
     intercept_ : ndarray of shape (n_problems,)
@@ -300,13 +300,13 @@ class RSVM(InstanceExpansionMixin, MIClassifierBase):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    expansion_vectors_ : {ndarray, CSR matrix} of shape (n_xv_, n_features)
+    expansion_vectors_ : {ndarray, CSR matrix} of shape (``n_xv_``, n_features)
         The drawn training instances (standardised).
-    dual_coef_ : ndarray of shape (n_problems, n_xv_)
+    dual_coef_ : ndarray of shape (n_problems, ``n_xv_``)
         beta.
     intercept_ : ndarray of shape (n_problems,)
         rho.
-    support_ : ndarray of shape (n_xv_,)
+    support_ : ndarray of shape (``n_xv_``,)
         Indices of the XVs among the training instances.
     objective_ : ndarray of shape (n_problems,)
         Optimal value g(Z) of each binary problem (Eq. (17)).

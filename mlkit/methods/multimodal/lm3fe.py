@@ -341,7 +341,7 @@ class _LM3FDownstream(LM3FE):
 
 
 class LM3FS(_LM3FDownstream):
-    """LM3FS: LM3FE's per-modality top-``percent``% selection + the downstream classifier.
+    """LM3FS: LM3FE's selection of each modality's top ``percent`` per cent + the classifier.
 
     Features of modality v are ranked by ``||u_v^j||_2`` (Sec. III of [1]_); the selected
     (normalised) features of all modalities are concatenated.
