@@ -165,7 +165,7 @@ def bench_table1(data_root):
 
 
 def compare_rfs_with_skfeature(data_root, n_per_class=8, gamma=0.1):
-    """Item 6: our RFS (``rfs_solve``) vs skfeature's ``rfs`` on the same data."""
+    """Part 6 (module docstring): our RFS (``rfs_solve``) vs skfeature's ``rfs`` on the same data."""
     try:
         from skfeature.function.sparse_learning_based.RFS import rfs as sk_rfs
     except ImportError as exc:
@@ -244,7 +244,7 @@ def measure_table1_seconds(jobs=2):
 
 
 def full_table1(run, jobs):
-    """Wall seconds of the full lm3fe/table1 (see the module docstring, item 5): measured
+    """Wall seconds of the full lm3fe/table1 (see the module docstring, part 5): measured
     now (``run``) or read from the committed manifest; with it, its CPU seconds (NaN when
     read from a manifest, which does not keep them)."""
     import json

@@ -1,4 +1,5 @@
-"""MSSBoost against the Baseline it replaces (spec-mssboost Table 2, claims 1, 2 and 5).
+"""MSSBoost against the Baseline it replaces (Yan et al., KDD 2007, Table 2; claims 1, 2 and 5
+of ``mlkit verify mssboost``).
 
 For each collection, on one 75/25 split (seed ``--seed``) and at the collection's own selected
 settings (those ``mlkit reproduce mssboost/selection`` chose by the paper's 2-fold CV rule,

@@ -154,7 +154,7 @@ class RS(InstanceExpansionMixin, MIClassifierBase):
 
     [1]_ describes RS as "fitting the weight vector with a linear combination of reduced
     number of vectors that minimizes the reconstruction error of the classifier" (Sec. II).
-    The dense classifier is :class:`MIKernel` (the spec's choice), whose weight vector is
+    The dense classifier is :class:`MIKernel` (not named in [1]_), whose weight vector is
     ``Psi = sum_p a_p phi(x_p)`` over the instances of its support bags; RS replaces it by
 
     .. math:: \\min_{\\beta, Z} \\Big\\| \\Psi - \\sum_{j=1}^{N_{XV}} \\beta_j \\phi(z_j)

@@ -62,7 +62,7 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
     eps : float, default=1e-8
         Smoothing inside the L2,1 re-weighting ``1 / (2 sqrt(||u^j||^2 + eps))``.
     lipschitz : {"code", "spectral"}, default="code"
-        Step sizes ``1/L`` of the sub-solvers: the released code's constants (spec), or the
+        Step sizes ``1/L`` of the sub-solvers: the authors' released code's constants, or the
         tighter valid bounds from spectral norms (see :func:`_losses.w_step`, ``u_step``,
         ``theta_step``), which take larger steps.
     u_init : {"uniform", "centered"}, default="uniform"
