@@ -351,9 +351,16 @@ class LM3FS(_LM3FDownstream):
     percent : float, default=10.0
         Percentage of each modality's features kept (at least one).
     classifier : {"knn", "rls"}, default="knn"
+        The downstream classifier: k nearest neighbours (NUS-WIDE) or regularised least
+        squares (MIR Flickr), Sec. V-A of [1]_.
     n_neighbors : int, default=1
+        k of the kNN classifier (not stated in the paper).
     rls_alpha : float, default=1.0
-    Other parameters: those of :class:`LM3FE`.
+        The ridge parameter of the RLS classifier (not stated in the paper).
+    gamma_A, gamma_B, gamma_C, sigma, tol, max_iter, sub_tol, sub_max_iter, eps
+        As in :class:`LM3FE`.
+    lipschitz, u_init, w_restart, keep_best, scheme, normalize, random_state, view_columns
+        As in :class:`LM3FE`.
     """
 
     def __init__(self, *, percent=10.0, classifier="knn", n_neighbors=1, rls_alpha=1.0,
@@ -384,9 +391,16 @@ class LM3FT(_LM3FDownstream):
     Parameters
     ----------
     classifier : {"knn", "rls"}, default="knn"
+        The downstream classifier: k nearest neighbours (NUS-WIDE) or regularised least
+        squares (MIR Flickr), Sec. V-A of [1]_.
     n_neighbors : int, default=1
+        k of the kNN classifier (not stated in the paper).
     rls_alpha : float, default=1.0
-    Other parameters: those of :class:`LM3FE`.
+        The ridge parameter of the RLS classifier (not stated in the paper).
+    gamma_A, gamma_B, gamma_C, sigma, tol, max_iter, sub_tol, sub_max_iter, eps
+        As in :class:`LM3FE`.
+    lipschitz, u_init, w_restart, keep_best, scheme, normalize, random_state, view_columns
+        As in :class:`LM3FE`.
     """
 
     post_fit_params = ("n_neighbors", "rls_alpha")
