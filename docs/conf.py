@@ -37,6 +37,8 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+# "--config" stays two hyphens (option names in the CLI pages and the reference)
+smartquotes = False
 
 # autodoc / autosummary: one page per public object, written under api/generated/ at build
 # time (not committed)
