@@ -31,6 +31,13 @@ Usage: ``python scripts/bench_lm3fe.py [--data /work/shared/data] [--n-per-class
 see the README).
 The last line is ``fit_s=... iters=... ustep_slope=... peak_mb=... lm3fe_table1_s=...``
 (``--table1-only``: ``lm3fe_table1_s=... lm3fe_table1_cpu_s=...``).
+
+Run time on this machine (2 cores, shared; CPU seconds, the wall time grows with the load):
+``--n-per-class 20`` 62 CPU-s (67 s wall) and ``--n-per-class 35`` 71 CPU-s (227 s wall on
+the loaded machine), measured; the default (50 per class) about 80 CPU-s, estimated from
+those two (SSMVFS's fit and skfeature's RFS, about 17 CPU-s each, dominate). ``--run-table1``
+adds the full ``lm3fe/table1`` reproduction: 1,015 s wall with ``--jobs 1`` in its
+committed manifest. The peer, skfeature's RFS, comes with ``pip install -e ".[bench]"``.
 """
 
 import argparse

