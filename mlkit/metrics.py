@@ -32,7 +32,7 @@ def average_precision_score(y_true, y_score):
 
     .. math:: AP = \\frac{1}{R} \\sum_{j=1}^{n} I_j \\frac{R_j}{j}
 
-    over the ranking of the examples by decreasing ``y_score`` (spec-mssboost "Protocol"):
+    over the ranking of the examples by decreasing ``y_score`` (Yan et al., KDD 2007, Sec. 6.2.1):
     ``R`` is the number of positives, ``I_j`` is 1 when the example at rank ``j`` is positive,
     and ``R_j`` is the number of positives in the top ``j``. Ties are ranked in input order
     (a stable sort), as a run file written in that order would be; on tie-free scores this
@@ -90,7 +90,8 @@ def mean_average_precision_score(y_true, y_score):
 def hamming_error(y_true, y_score):
     """Fraction of (example, label) pairs whose sign is wrong: mean of [sign F_l(x_i) != y_il].
 
-    The error of spec-mssboost fig4. ``y_score`` is the decision function, thresholded at 0.
+    The error of Fig. 4 of Yan et al. (KDD 2007). ``y_score`` is the decision function,
+    thresholded at 0.
     """
     pos = _as_positive_mask(y_true)
     return float(np.mean(pos != (np.asarray(y_score) > 0)))

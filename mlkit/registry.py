@@ -15,6 +15,7 @@ its entries::
 import importlib
 import logging
 import pkgutil
+import re
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -44,6 +45,15 @@ class Entry:
     meta: dict = field(default_factory=dict)
 
 
+def _plain(text):
+    """A docstring's first line without its reST markup, for ``mlkit list``: a role
+    (``:func:`~mod.name``` -> ``name``) and double backquotes are dropped."""
+    text = re.sub(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)(?:\s*<[^>]*>)?`",
+                  lambda m: m.group(1).rpartition(".")[2] if "~" in m.group(0) else m.group(1),
+                  text)
+    return text.replace("``", "")
+
+
 class Registry:
     """A name -> :class:`Entry` mapping for one kind of object ("method", "dataset", ...)."""
 
@@ -58,7 +68,7 @@ class Registry:
         def _add(o):
             if name in self._entries and self._entries[name].obj is not o:
                 raise ValueError(f"{self.kind} {name!r} is already registered")
-            doc = summary or (getattr(o, "__doc__", None) or "").strip().split("\n")[0]
+            doc = summary or _plain((getattr(o, "__doc__", None) or "").strip().split("\n")[0])
             self._entries[name] = Entry(name, o, doc, dict(meta))
             return o
 

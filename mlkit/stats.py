@@ -1,5 +1,5 @@
 """Statistics shared by every paper's tables and claims: one value per run or repetition,
-Student-t confidence intervals, paired t-tests and sign tests over matched runs, and the
+Student-t confidence intervals, paired t-tests [1]_ and sign tests [2]_ over matched runs, and the
 three-way verdict "significantly better / tie / significantly worse" at a paper's level.
 
 Runs are matched by their keys, never by position: a run is keyed by ``(repeat, fold)``
@@ -255,7 +255,7 @@ def paired_ttest(a, b, *, alpha=0.05, missing="error", greater_is_better=True, r
     when it favours ``b``, and tied otherwise. Equal to :func:`scipy.stats.ttest_rel` on
     the matched pairs, with the limits where the differences do not vary: all zero (within
     ``rtol`` of the values) is a tie with t = 0, p = 1; a non-zero constant difference has
-    |t| = inf, p = 0.
+    ``|t| = inf``, p = 0.
 
     Parameters
     ----------

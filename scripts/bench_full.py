@@ -41,6 +41,11 @@ The last line: ``total_cpu_h=<x> recorded_cpu_h=<y> sparsemi_table1_cpu_h=<a>
 sparsemi_fig3_cpu_h=<b> mikernel_grid_vs_plain=<c> lm3fe_table1_s=<d> hfss_speedup=<e>
 mssboost_loss_share=<f>`` (and ``carried_groups``, ``sampled_cpu_s``); a figure this run
 could not measure is ``nan``.
+
+Run time on this machine (2 cores, shared): the default (every target, ``--jobs 2``) took
+1,489 s wall in a full run while other work loaded the machine; ``--targets T`` samples
+only T (``mssboost/fig4``: 3 CPU-s, 9 s wall, nothing to sample). Its peers are those of the scripts
+it imports (``pip install -e ".[bench]"``).
 """
 
 import argparse

@@ -37,6 +37,14 @@ Last line: ``solve``: ``lbfgs_speedup_cpu=<x> newton_speedup_cpu=<x> identical=<
 newton_rel_gap=<g>`` (at the last N_XV; the gap is max (L-BFGS - Newton) / Newton over the
 problems); ``fits``: ``fit_speedup_cpu=<total L-BFGS / total Newton>``; ``records``:
 ``runs=<n> same_accuracy=<n> same_choice=<n>``.
+
+Run time on this machine (2 cores, shared; CPU seconds, the wall time grows with the load):
+``--part solve`` (the default) 6 CPU-s (20 s wall on the loaded machine) and ``--part fits
+--n-xv 100`` 13 CPU-s, measured; ``--part fits`` (N_XV 100 and 1000) about 1 CPU-minute,
+estimated from the solve times (the N_XV = 1000 solve costs about 6x the N_XV = 100 one).
+``--part records`` reruns whole grid searches: one COREL-20 split of SparseMI about 3 CPU-hours
+and one MUSK1 split about 4 CPU-minutes, from the runs' recorded fit times (not measured
+here). The peers, ``scipy.optimize.minimize`` and mlkit's Newton solver, need no extra.
 """
 
 import argparse

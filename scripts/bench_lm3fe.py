@@ -31,6 +31,13 @@ Usage: ``python scripts/bench_lm3fe.py [--data /work/shared/data] [--n-per-class
 see the README).
 The last line is ``fit_s=... iters=... ustep_slope=... peak_mb=... lm3fe_table1_s=...``
 (``--table1-only``: ``lm3fe_table1_s=... lm3fe_table1_cpu_s=...``).
+
+Run time on this machine (2 cores, shared; CPU seconds, the wall time grows with the load):
+``--n-per-class 20`` 62 CPU-s (67 s wall) and ``--n-per-class 35`` 71 CPU-s (227 s wall on
+the loaded machine), measured; the default (50 per class) about 80 CPU-s, estimated from
+those two (SSMVFS's fit and skfeature's RFS, about 17 CPU-s each, dominate). ``--run-table1``
+adds the full ``lm3fe/table1`` reproduction: 1,015 s wall with ``--jobs 1`` in its
+committed manifest. The peer, skfeature's RFS, comes with ``pip install -e ".[bench]"``.
 """
 
 import argparse
@@ -165,7 +172,7 @@ def bench_table1(data_root):
 
 
 def compare_rfs_with_skfeature(data_root, n_per_class=8, gamma=0.1):
-    """Item 6: our RFS (``rfs_solve``) vs skfeature's ``rfs`` on the same data."""
+    """Part 6 (module docstring): our RFS (``rfs_solve``) vs skfeature's ``rfs`` on the same data."""
     try:
         from skfeature.function.sparse_learning_based.RFS import rfs as sk_rfs
     except ImportError as exc:
@@ -244,7 +251,7 @@ def measure_table1_seconds(jobs=2):
 
 
 def full_table1(run, jobs):
-    """Wall seconds of the full lm3fe/table1 (see the module docstring, item 5): measured
+    """Wall seconds of the full lm3fe/table1 (see the module docstring, part 5): measured
     now (``run``) or read from the committed manifest; with it, its CPU seconds (NaN when
     read from a manifest, which does not keep them)."""
     import json

@@ -1,5 +1,5 @@
 """Fold every target's committed run records into its table and drop the manifests' runs
-index (issue 60, item 8): nothing is recomputed.
+index (the layout of :mod:`mlkit.store`): nothing is recomputed.
 
 For every results folder with per-run record files (``runs/<dataset>/<method>/*.json``):
 

@@ -5,8 +5,9 @@ MIR Flickr 25k is 25,000 Flickr images; the official annotation archive
 ``mirflickr25k_annotations_v080.zip`` holds one file per concept, ``<concept>.txt`` (the 24
 "potential labels") and ``<concept>_r1.txt`` (14 "relevant" variants), each listing the
 1-based ids of the images showing the concept, one per line: the 38 concepts of Guillaumin
-et al. (2010) and LM3FE. LM3FE uses (spec: reconstructed) the features of Guillaumin,
-Verbeek & Schmid (CVPR 2010): 1000-D dense-SIFT bag of visual words, 512-D GIST and the
+et al. (2010) and LM3FE. LM3FE (Sec. V-A) names SIFT words, GIST and tags without their
+source; mlkit takes (a reconstruction) the features of Guillaumin, Verbeek & Schmid (CVPR
+2010): 1000-D dense-SIFT bag of visual words, 512-D GIST and the
 457-D binary vector of the tags used at least 50 times. Those features were distributed by
 LEAR (INRIA) in the binary "vec" formats of their TagProp data (read by LEAR's
 ``vec_read.m``: every record is a dimension header followed by that many values;
@@ -279,8 +280,8 @@ def read_mir_flickr(path, *, views=tuple(MIRFLICKR_VIEWS), concepts=None, min_ta
 def load_mirflickr(*, views=tuple(MIRFLICKR_VIEWS), min_tag_count=50, data_home=None):
     """MIR Flickr 25k as in LM3FE (Luo et al. 2016, Sec. V-A): 25,000 images, 38 concepts.
 
-    Multi-label; views (spec: Guillaumin et al. 2010 features) dense-SIFT BoVW (1000-D),
-    GIST (512-D) and the 457 tags used at least 50 times. Read from
+    Multi-label; views (Guillaumin et al. 2010's features, a reconstruction) dense-SIFT
+    BoVW (1000-D), GIST (512-D) and the 457 tags used at least 50 times. Read from
     ``<data home>/mirflickr/`` (``MLKIT_DATA``) in the layout of :func:`read_mir_flickr`;
     the files are not redistributed by mlkit, so a missing file is a one-line error saying
     which files to put where. The counts are checked: 25,000 images, the 38 concepts of

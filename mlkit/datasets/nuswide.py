@@ -374,7 +374,7 @@ def load_nus_animal(*, features=tuple(NUS_FEATURES), layout="auto", data_home=No
 
     The 12 animal concepts bear, bird, cat, cow, dog, elk, fish, fox, horse, tiger, whale
     and zebra (NUS-WIDE files ``birds``, ``horses``, ``whales``); the images with exactly
-    one of them (single-label; the paper's subset size is lost, the spec's reconstruction),
+    one of them (single-label; the paper's subset size is lost, mlkit's reconstruction),
     described by NUS-WIDE's six feature types: 500-D SIFT BoW, 64-D colour histogram,
     225-D block-wise colour moments, 144-D colour correlogram, 73-D edge direction
     histogram, 128-D wavelet texture. Read from ``<data home>/nus-wide/`` (``MLKIT_DATA``)

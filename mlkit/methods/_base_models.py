@@ -22,7 +22,7 @@ __all__ = ["SubspaceModel", "make_base_learner", "fit_subspace_model", "svm_scor
            "KERNEL_DTYPES"]
 
 #: How a base learner's real-valued score is mapped into [-1, 1]. The paper requires
-#: |h(x)| <= 1 but does not say how an SVM score is bounded (spec-mssboost "Base models").
+#: |h(x)| <= 1 (Sec. 2 of Yan et al., KDD 2007) but does not say how an SVM score is bounded.
 BOUNDS = {
     "clip": lambda s: np.clip(s, -1.0, 1.0),
     "tanh": np.tanh,

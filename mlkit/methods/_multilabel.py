@@ -82,5 +82,5 @@ class MultiLabelClassifier(RecordedModel, ClassifierMixin, BaseEstimator):
         return self.classes_[(F > 0).astype(int)]
 
     def predict(self, X):
-        """sign(F_l(x)), in the encoding of the Y given to ``fit`` (0/1, -1/+1, or classes_)."""
+        """sign(F_l(x)), in the encoding of the Y given to ``fit`` (0/1, -1/+1 or ``classes_``)."""
         return self._labels_from_scores(self.decision_function(X))

@@ -79,8 +79,8 @@ def vote_scores(vote_sum, dec_sum, prior_sign, *, vote="majority", tie_break="de
     prior_sign : {-1, +1}
         The larger training class (+1: positive), the last resort of a tie.
     vote : {"majority", "decision"}
-        "majority" (the spec's default): the majority of the members' votes; "decision":
-        the sign of the summed decision values.
+        "majority" (mlkit's default; the paper states no rule): the majority of the
+        members' votes; "decision": the sign of the summed decision values.
     tie_break : {"decision", "prior"}
         How an exact tie of a majority vote is broken: by the sign of the summed decision
         values of the members (then the larger class if that is 0), or by the larger class.
@@ -114,7 +114,7 @@ def oob_accuracy(vote_sum, dec_sum, count, y_pm, prior_sign, *, vote="majority",
     prior_sign, vote, tie_break
         See :func:`vote_scores`.
     no_oob : {"skip", "error"}
-        A sample with no OOB member is left out of the mean ("skip", the spec's default) or
+        A sample with no OOB member is left out of the mean ("skip", mlkit's default) or
         counted as an error.
 
     Returns
@@ -509,7 +509,7 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
     pca_variance : float in (0, 1) or None, default=None
         Optional step 2 of Algorithm 1 (Sec. 5.4): each subspace is projected by PCA keeping
         this fraction of its variance (the paper: 0.95), fitted on each binary problem's
-        training part (not stated in the paper; the spec's choice). Dense views only.
+        training part (not stated in the paper; mlkit's choice). Dense views only.
     C : float, default=1.0
         The weak linear SVMs' penalty ("C = 1 for all SVM formulation", Sec. 3).
     loss : {"squared_hinge", "hinge"}, default="squared_hinge"
@@ -518,14 +518,14 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         Not stated in the paper: "standard" z-scores each subspace (after PCA) with one
         scaler fitted on the binary problem's training part, shared by its weak SVMs.
     vote : {"majority", "decision"}, default="majority"
-        Not stated: the ensembles' vote rule (the spec's default: majority of the members'
+        Not stated: the ensembles' vote rule (mlkit's default: majority of the members'
         votes), see :func:`vote_scores`.
     tie_break : {"decision", "prior"}, default="decision"
         Not stated: an exact tie of votes goes to the sign of the summed decision values
         ("decision"; then to the larger class) or directly to the larger training class.
     no_oob : {"skip", "error"}, default="skip"
         Not stated: a training sample with no OOB member is left out of an OOB accuracy
-        ("skip", the spec's default) or counted as an error.
+        ("skip", mlkit's default) or counted as an error.
     subspaces : list of int or str, optional
         Use only these subspaces (indices or view names); a subspace keeps its bootstrap
         seeds, so the ensemble equals the same subspaces' part of a fit on all of them.
@@ -840,7 +840,8 @@ class HFSSOneShotSVM(_GroupedInput, ClassifierMixin, BaseEstimator):
     ----------
     C : float, default=1.0
     loss : {"squared_hinge", "hinge"}, default="squared_hinge"
-        The kernel is not stated in the paper; linear, as the spec says.
+        The one-shot SVM's kernel is not stated in the paper; linear, as its weak SVMs'
+        ("linear-kernel is chosen", Sec. 3).
     scaling : {"standard", "none"}, default="standard"
         z-scores of every feature fitted on each problem's training part (as :class:`HFSS`).
     view_columns : list or dict, optional

@@ -894,9 +894,17 @@ class MSSBoost(_SubspaceBoosting):
 
 class NSBoost(_SubspaceBoosting):
     """Non-shared subspace boosting (Sec. 4.1 of [1]_): as :class:`MSSBoost`, but a candidate
-    learned for label l(k) may only get a non-zero weight for l(k).
+    learned for label l(k) may only get a non-zero weight for l(k). The attributes are
+    those of :class:`MSSBoost`.
 
-    Parameters and attributes are those of :class:`MSSBoost`.
+    Parameters
+    ----------
+    n_estimators, base_learner, rd, rf, gamma, C, score_bound, kernel_dtype
+        As in :class:`MSSBoost`.
+    chi2_filter, chi2_p_value, n_candidates, init, selection_subsample, shortlist
+        As in :class:`MSSBoost`.
+    n_jobs, random_state
+        As in :class:`MSSBoost`.
     """
 
     _sharing = False

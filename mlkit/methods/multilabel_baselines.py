@@ -177,9 +177,13 @@ class BaselineSVM(BaggingSVM):
 class Subspace(RSBag):
     """One subspace base model per label: RSBag with T = L (Subspace of Table 2 of [1]_).
 
-    Parameters are those of :class:`~mlkit.methods.RSBag` except ``n_estimators``; ``gamma``
-    and ``C`` are the subspace SVM's (the base model's), chosen apart from the Baseline's
-    (:func:`mlkit.selection.select_base_model`).
+    Parameters
+    ----------
+    base_learner, rd, rf, score_bound, kernel_dtype, n_jobs, random_state
+        As in :class:`~mlkit.methods.RSBag` (which also has ``n_estimators``).
+    gamma, C
+        The subspace SVM's (the base model's), chosen apart from the Baseline's
+        (:func:`mlkit.selection.select_base_model`).
     """
 
     _parameter_constraints = {k: v for k, v in RSBag._parameter_constraints.items()

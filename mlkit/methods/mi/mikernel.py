@@ -88,7 +88,7 @@ class MIKernel(InstanceExpansionMixin, MIClassifierBase):
     .. math:: K(X, X') = \\frac{1}{n\\,n'} \\sum_{p=1}^{n} \\sum_{q=1}^{n'}
               \\exp(-\\gamma \\|x_p - x'_q\\|^2)
 
-    The averaged normalisation is the spec's choice (the paper does not state it): with it
+    The averaged normalisation is mlkit's choice (the paper does not state it): with it
     MI-Kernel is "simply the dense version of SparseMI" (Sec. V-B of [2]_), i.e. the
     label-mean model of Eq. (2)-(3) of [2]_ with the hinge loss. ``normalization=
     "featurespace"`` gives Gärtner et al.'s other normalisation,
@@ -115,12 +115,12 @@ class MIKernel(InstanceExpansionMixin, MIClassifierBase):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    expansion_vectors_ : {ndarray, CSR matrix} of shape (n_xv_, n_features)
+    expansion_vectors_ : {ndarray, CSR matrix} of shape (``n_xv_``, n_features)
         The training instances of the support bags (standardised).
-    dual_coef_ : ndarray of shape (n_problems, n_xv_)
+    dual_coef_ : ndarray of shape (n_problems, ``n_xv_``)
         alpha_i y_i / n_i for every instance of support bag i.
     intercept_ : ndarray of shape (n_problems,)
-    support_ : ndarray of shape (n_xv_,)
+    support_ : ndarray of shape (``n_xv_``,)
         Indices of the XVs among the training instances.
     n_xv_ : int
         Number of expansion vectors.

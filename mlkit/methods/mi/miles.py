@@ -200,12 +200,12 @@ class MILES(MIClassifierBase):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    expansion_vectors_ : {ndarray, CSR matrix} of shape (n_xv_, n_features)
+    expansion_vectors_ : {ndarray, CSR matrix} of shape (``n_xv_``, n_features)
         The selected training instances (standardised).
-    dual_coef_ : ndarray of shape (n_problems, n_xv_)
+    dual_coef_ : ndarray of shape (n_problems, ``n_xv_``)
         Their weights w_k.
     intercept_ : ndarray of shape (n_problems,)
-    support_ : ndarray of shape (n_xv_,)
+    support_ : ndarray of shape (``n_xv_``,)
         Indices of the XVs among the training instances.
     n_xv_ : int
     mean_, scale_ : ndarray of shape (n_features,)

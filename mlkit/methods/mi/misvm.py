@@ -273,11 +273,11 @@ class miSVM(_AlternatingSVM):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    expansion_vectors_ : {ndarray, CSR matrix} of shape (n_xv_, n_features)
+    expansion_vectors_ : {ndarray, CSR matrix} of shape (``n_xv_``, n_features)
         The support instances of the final SVMs (standardised).
-    dual_coef_ : ndarray of shape (n_problems, n_xv_)
+    dual_coef_ : ndarray of shape (n_problems, ``n_xv_``)
     intercept_ : ndarray of shape (n_problems,)
-    support_ : ndarray of shape (n_xv_,)
+    support_ : ndarray of shape (``n_xv_``,)
         Indices of the XVs among the training instances.
     n_xv_ : int
         Number of expansion vectors (union over the one-vs-rest problems).

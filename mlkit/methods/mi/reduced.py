@@ -154,7 +154,7 @@ class RS(InstanceExpansionMixin, MIClassifierBase):
 
     [1]_ describes RS as "fitting the weight vector with a linear combination of reduced
     number of vectors that minimizes the reconstruction error of the classifier" (Sec. II).
-    The dense classifier is :class:`MIKernel` (the spec's choice), whose weight vector is
+    The dense classifier is :class:`MIKernel` (not named in [1]_), whose weight vector is
     ``Psi = sum_p a_p phi(x_p)`` over the instances of its support bags; RS replaces it by
 
     .. math:: \\min_{\\beta, Z} \\Big\\| \\Psi - \\sum_{j=1}^{N_{XV}} \\beta_j \\phi(z_j)
@@ -191,9 +191,9 @@ class RS(InstanceExpansionMixin, MIClassifierBase):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    expansion_vectors_ : ndarray of shape (n_xv_, n_features)
+    expansion_vectors_ : ndarray of shape (``n_xv_``, n_features)
         The free points z_j (standardised space); per class, the sets one after another.
-    dual_coef_ : ndarray of shape (n_problems, n_xv_)
+    dual_coef_ : ndarray of shape (n_problems, ``n_xv_``)
         With ``reduced_sets="per_class"`` problem c weighs only its own set (zeros
         elsewhere).
     intercept_ : ndarray of shape (n_problems,)
@@ -300,13 +300,13 @@ class RSVM(InstanceExpansionMixin, MIClassifierBase):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    expansion_vectors_ : {ndarray, CSR matrix} of shape (n_xv_, n_features)
+    expansion_vectors_ : {ndarray, CSR matrix} of shape (``n_xv_``, n_features)
         The drawn training instances (standardised).
-    dual_coef_ : ndarray of shape (n_problems, n_xv_)
+    dual_coef_ : ndarray of shape (n_problems, ``n_xv_``)
         beta.
     intercept_ : ndarray of shape (n_problems,)
         rho.
-    support_ : ndarray of shape (n_xv_,)
+    support_ : ndarray of shape (``n_xv_``,)
         Indices of the XVs among the training instances.
     objective_ : ndarray of shape (n_problems,)
         Optimal value g(Z) of each binary problem (Eq. (17)).

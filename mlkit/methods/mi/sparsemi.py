@@ -199,7 +199,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         Initial XVs (Fig. 3 of [1]_): random training instances (drawn exactly as
         :class:`RSVM` draws them, so ``t_max=0`` is RSVM); k-means centroids of the training
         instances; or "svm": a linear SVM (cost C) on the label-mean bag features of Eq. (8)
-        against all training instances, then the n_xv instances with the largest |weight|
+        against all training instances, then the n_xv instances with the largest absolute weight
         (largest over the one-vs-rest problems). With ``n_basis`` set, "random" draws random
         coefficients (see ``basis_coef_init``); the other two project their points onto the
         basis (least squares; the "svm" instances are put into the basis, so exactly).
@@ -214,7 +214,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         In the basis form, what the "kmeans" and "svm" schemes choose (Sec. V-D of [1]_:
         "100 BVs, ten XVs for sparse ones. The initial coefficients for XVs are generated
         randomly"). "basis": the Q basis vectors are the scheme's (Q k-means centroids of
-        the training instances, or the Q instances with the largest |SVM weight|) and the XV
+        the training instances, or the Q instances with the largest absolute SVM weight) and the XV
         coefficients start random as with ``init="random"`` (``basis_coef_init``); "xvs":
         the basis is drawn at random and the scheme places the N_XV initial XVs, projected
         onto it (an earlier reading, kept for comparison). Ignored in the dense form.
@@ -606,7 +606,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
                     self.objective_[0], self.objective_[-1])
 
     def decision_function(self, bags):
-        """Bag scores F(X) = 1/|X| sum_x f(x) (Eq. (8)), shape (n_bags,) for two classes, else
+        """Bag scores ``F(X) = 1/|X| sum_x f(x)`` (Eq. (8)), shape (n_bags,) for two classes, else
         (n_bags, n_classes).
 
         The kernel against N_XV vectors is a small product: single-threaded BLAS avoids the

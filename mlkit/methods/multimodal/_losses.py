@@ -1,6 +1,6 @@
 """The smoothed hinge loss and the three block solvers of LM3FE (Luo et al. 2016, Eq. 6-32).
 
-Notation (that of the spec and [1]_): ``Xs[v]`` is the (N, D_v) matrix of modality ``v``;
+Notation (that of [1]_): ``Xs[v]`` is the (N, D_v) matrix of modality ``v``;
 ``s[i] = ||x_i||_inf`` of the concatenated input of sample ``i``; ``Y`` is (N, C) in {-1, +1};
 ``z = sum_v theta_v Xs[v] @ U[v]`` (N, C) the latent features; ``F = z @ W + b`` the task
 scores (column c is task c). Every function works on all tasks and all samples at once.

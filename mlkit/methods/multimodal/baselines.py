@@ -348,8 +348,12 @@ class BSF(_MultiViewMethod):
 class CAT(_MultiViewMethod):
     """CAT: the downstream classifier on the concatenation of all (normalised) modalities.
 
-    Parameters: ``classifier, n_neighbors, rls_alpha, normalize, view_columns`` (see
-    :mod:`mlkit.methods.multimodal._base` and :class:`LM3FE`).
+    Parameters
+    ----------
+    classifier, n_neighbors, rls_alpha
+        The downstream classifier, as in :class:`LM3FS`.
+    normalize, view_columns
+        As in :class:`LM3FE`.
     """
 
     def __init__(self, *, classifier="knn", n_neighbors=1, rls_alpha=1.0, normalize="l2",
@@ -405,7 +409,15 @@ class MTFS(_MTFBase):
 
 class MTFT(_MTFBase):
     """MTFT: MTFS's transformation ``x -> W^T x`` + the downstream classifier (see
-    :class:`MTFS` for the parameters, without ``percent``)."""
+    :class:`MTFS` for the parameters, without ``percent``).
+
+    Parameters
+    ----------
+    lam, tol, max_iter
+        As in :class:`MTFS` (which also has ``percent``).
+    classifier, n_neighbors, rls_alpha, normalize, view_columns
+        As in :class:`MTFS`.
+    """
 
     _mode = "transform"
 
@@ -460,7 +472,15 @@ class RFS(_RFBase):
 
 class RFT(_RFBase):
     """RFT: RFS's transformation ``x -> W^T x`` + the downstream classifier (see :class:`RFS`
-    for the parameters, without ``percent``)."""
+    for the parameters, without ``percent``).
+
+    Parameters
+    ----------
+    gamma, tol, max_iter
+        As in :class:`RFS` (which also has ``percent``).
+    classifier, n_neighbors, rls_alpha, normalize, view_columns
+        As in :class:`RFS`.
+    """
 
     _mode = "transform"
 
@@ -520,7 +540,15 @@ class SSMVFS(_SSMVBase):
 
 class SSMVFT(_SSMVBase):
     """SSMVFT: SSMVFS's transformation ``x -> W^T x`` + the downstream classifier (see
-    :class:`SSMVFS` for the parameters, without ``percent``)."""
+    :class:`SSMVFS` for the parameters, without ``percent``).
+
+    Parameters
+    ----------
+    gamma1, gamma2, tol, max_iter
+        As in :class:`SSMVFS` (which also has ``percent``).
+    classifier, n_neighbors, rls_alpha, normalize, view_columns
+        As in :class:`SSMVFS`.
+    """
 
     _mode = "transform"
 

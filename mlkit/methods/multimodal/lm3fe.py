@@ -62,7 +62,7 @@ class LM3FE(MultiViewClassifierMixin, BaseEstimator):
     eps : float, default=1e-8
         Smoothing inside the L2,1 re-weighting ``1 / (2 sqrt(||u^j||^2 + eps))``.
     lipschitz : {"code", "spectral"}, default="code"
-        Step sizes ``1/L`` of the sub-solvers: the released code's constants (spec), or the
+        Step sizes ``1/L`` of the sub-solvers: the authors' released code's constants, or the
         tighter valid bounds from spectral norms (see :func:`_losses.w_step`, ``u_step``,
         ``theta_step``), which take larger steps.
     u_init : {"uniform", "centered"}, default="uniform"
@@ -341,7 +341,7 @@ class _LM3FDownstream(LM3FE):
 
 
 class LM3FS(_LM3FDownstream):
-    """LM3FS: LM3FE's per-modality top-``percent``% selection + the downstream classifier.
+    """LM3FS: LM3FE's selection of each modality's top ``percent`` per cent + the classifier.
 
     Features of modality v are ranked by ``||u_v^j||_2`` (Sec. III of [1]_); the selected
     (normalised) features of all modalities are concatenated.
@@ -351,9 +351,16 @@ class LM3FS(_LM3FDownstream):
     percent : float, default=10.0
         Percentage of each modality's features kept (at least one).
     classifier : {"knn", "rls"}, default="knn"
+        The downstream classifier: k nearest neighbours (NUS-WIDE) or regularised least
+        squares (MIR Flickr), Sec. V-A of [1]_.
     n_neighbors : int, default=1
+        k of the kNN classifier (not stated in the paper).
     rls_alpha : float, default=1.0
-    Other parameters: those of :class:`LM3FE`.
+        The ridge parameter of the RLS classifier (not stated in the paper).
+    gamma_A, gamma_B, gamma_C, sigma, tol, max_iter, sub_tol, sub_max_iter, eps
+        As in :class:`LM3FE`.
+    lipschitz, u_init, w_restart, keep_best, scheme, normalize, random_state, view_columns
+        As in :class:`LM3FE`.
     """
 
     def __init__(self, *, percent=10.0, classifier="knn", n_neighbors=1, rls_alpha=1.0,
@@ -384,9 +391,16 @@ class LM3FT(_LM3FDownstream):
     Parameters
     ----------
     classifier : {"knn", "rls"}, default="knn"
+        The downstream classifier: k nearest neighbours (NUS-WIDE) or regularised least
+        squares (MIR Flickr), Sec. V-A of [1]_.
     n_neighbors : int, default=1
+        k of the kNN classifier (not stated in the paper).
     rls_alpha : float, default=1.0
-    Other parameters: those of :class:`LM3FE`.
+        The ridge parameter of the RLS classifier (not stated in the paper).
+    gamma_A, gamma_B, gamma_C, sigma, tol, max_iter, sub_tol, sub_max_iter, eps
+        As in :class:`LM3FE`.
+    lipschitz, u_init, w_restart, keep_best, scheme, normalize, random_state, view_columns
+        As in :class:`LM3FE`.
     """
 
     post_fit_params = ("n_neighbors", "rls_alpha")

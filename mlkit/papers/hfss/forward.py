@@ -20,7 +20,15 @@ __all__ = ["HFSSForward"]
 class HFSSForward(HFSS):
     """:class:`mlkit.methods.HFSS` staged by goodness-sorted prefixes of subspaces (Fig. 5
     of Gao & Fan 2005, Algorithm 2): stage k is the ensemble of the k best subspaces (all
-    their weak SVMs). Parameters, fit and predictions are HFSS's."""
+    their weak SVMs). Fit and predictions are HFSS's.
+
+    Parameters
+    ----------
+    n_rounds, selection, bestk_ties, pca_variance, C, loss, scaling, vote, tie_break
+        As in :class:`mlkit.methods.HFSS`.
+    no_oob, subspaces, view_columns, tol, max_iter, n_jobs, random_state
+        As in :class:`mlkit.methods.HFSS`.
+    """
 
     numerics_revision = 1
 

@@ -67,7 +67,7 @@ def _mean_metric(records, metric="mean_ap"):
 
 def _paired(records, dataset, a, b, value="mean_ap"):
     """Paired t-test of method ``a`` against ``b`` on ``dataset``, run by run: the runs are
-    matched by (repeat, fold), those of one method only are left out and counted (spec:
+    matched by (repeat, fold), those of one method only are left out and counted (Sec. 6.2:
     "statistically significant", test and level not stated; ours: a two-sided paired
     t-test over the 10 splits at the ``alpha`` of claims.yaml). ``value``: a metric name
     or a function of a run record. Returns a :class:`~mlkit.stats.PairedTest`."""

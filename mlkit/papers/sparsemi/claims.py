@@ -1,4 +1,4 @@
-"""Claims of SparseMI (spec-sparsemi "Claims to check") from saved results; thresholds from
+"""Claims of SparseMI (Fu et al., TNNLS 2013, Sec. V) from saved results; thresholds from
 the configs' ``thresholds:``. A claim whose results are missing is NOT RUN (passed=None).
 
 Every "beats", "more accurate", "improves" or "differ" is a two-sided paired t-test over the
