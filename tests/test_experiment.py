@@ -66,7 +66,7 @@ def test_records_made_on_other_data_are_recomputed(tmp_path, monkeypatch):
     """A run record carries the fingerprint of the data it ran on: when a loader starts
     returning other data under the same config, its records are stale and recomputed; a
     record from before fingerprints existed is taken by its key."""
-    import mlkit.experiment as E
+    import mlkit.runner.loop as E
 
     spec = load_spec(FIG4, overrides=SMALL)
     first = run(spec, tmp_path)
@@ -461,7 +461,7 @@ def test_partial_renders_the_recorded_runs_and_says_how_many(results):
 
 
 def test_runs_go_repetition_by_repetition_across_datasets(tmp_path, monkeypatch):
-    import mlkit.experiment as experiment
+    import mlkit.runner.loop as experiment
 
     from .conftest import CONFIGS as C
 
