@@ -1,8 +1,11 @@
 """The contract between the runner and an estimator: what the runner asks of a method.
 
 The runner fits any scikit-learn estimator: ``fit(X, y)``, ``predict(X)``, and
-``decision_function(X)`` when the metrics need scores; ``get_params``/``set_params`` (a
-``random_state`` parameter, when the estimator has one, is set to the run's own seed). Beyond
+``decision_function(X)`` when it has one (the score-type metrics and a grid's score-type
+``grid_metric`` need it); ``get_params``/``set_params`` (a ``random_state`` parameter, when
+the estimator has one, is set to the run's own seed); scikit-learn's parameter validation
+(``_parameter_constraints``), when the estimator declares it, checks every configured
+setting before anything is fitted. Beyond
 that, an estimator may declare any of the optional members below, each with a default; the
 runner reads them through this module only, so this docstring is the whole protocol (the
 "Runner contract" section of ``docs/reference.md`` says the same).
@@ -47,9 +50,9 @@ A grid search over the estimator is the runner's own (:mod:`mlkit.runner.grid`),
 estimator's concern.
 """
 
-__all__ = ["numerics_revision", "learning_family", "post_fit_params", "predict_from_scores",
-           "run_record_extras", "test_record_extras", "staged_decision_function",
-           "stage_predict_seconds"]
+__all__ = ["numerics_revision", "learning_family", "post_fit_params", "validate_params",
+           "decision_function", "predict_from_scores", "run_record_extras",
+           "test_record_extras", "staged_decision_function", "stage_predict_seconds"]
 
 
 def _method_class(method):
@@ -80,6 +83,22 @@ def learning_family(method):
 def post_fit_params(est):
     """The ``post_fit_params`` of an estimator, as a set (empty without them)."""
     return set(getattr(est, "post_fit_params", ()))
+
+
+def validate_params(est):
+    """Check ``est``'s parameters with scikit-learn's own validation (raises
+    ``InvalidParameterError``); False when it declares no ``_parameter_constraints``."""
+    if not hasattr(est, "_parameter_constraints"):
+        return False
+    est._validate_params()
+    return True
+
+
+def decision_function(est, X):
+    """``est.decision_function(X)``, or None when it has none (a grid search has one when
+    its estimator has)."""
+    fn = getattr(est, "decision_function", None)
+    return None if fn is None else fn(X)
 
 
 def predict_from_scores(model, scores):

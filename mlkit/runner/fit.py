@@ -77,10 +77,9 @@ def check_method_parameters(method, dataset_name, estimator_class=None):
     cls = estimator_class or METHODS.get(method.name)
     for setting in (ParameterGrid(method.grid) if method.grid else [{}]):
         est = cls(**method.params).set_params(**setting)
-        if not hasattr(est, "_parameter_constraints"):    # declares no constraints
-            return
         try:
-            est._validate_params()
+            if not contract.validate_params(est):        # declares no constraints
+                return
         except InvalidParameterError as exc:
             msg = " ".join(str(exc).split())
             raise MlkitError(f"{method.display} on {dataset_name}: {msg}") from None

@@ -25,11 +25,11 @@ def fitted_model(est):
 
 def _predict(est, inputs):
     """(scores or None, predictions) of a fitted estimator."""
-    if hasattr(est, "decision_function"):
-        score = est.decision_function(inputs)
-        pred = contract.predict_from_scores(fitted_model(est), score)
-        return score, est.predict(inputs) if pred is None else pred
-    return None, est.predict(inputs)
+    score = contract.decision_function(est, inputs)
+    if score is None:
+        return None, est.predict(inputs)
+    pred = contract.predict_from_scores(fitted_model(est), score)
+    return score, est.predict(inputs) if pred is None else pred
 
 
 def _jsonable(value):
