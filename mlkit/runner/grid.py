@@ -123,6 +123,50 @@ class _FoldScores:
             self.path = None
 
 
+def _fitted_cells(base, candidates, n_folds, part, *, post_params=(), skip=None):
+    """Fit ``base`` with every candidate (a parameter dict) on every fold: the one loop of
+    both searches of this module.
+
+    ``part(est, k)`` gives fold ``k``'s ``((X_train, y_train), held_out)`` for the cell's
+    estimator ``est`` (asked again for every cell fitted); ``held_out`` is handed back with
+    the cell (the fold's test rows of a CV search; the validation part of a predefined
+    split). The folds go one after the other, each inside one
+    :func:`mlkit.kernels.shared_work` scope, and the candidates in order. With
+    ``post_params`` (the estimator's ``post_fit_params`` in the grid:
+    :mod:`mlkit.runner.contract`) the candidates that differ only in them share one fit:
+    the group's estimator is fitted once with the other parameters, and every cell sets its
+    post-fit parameters and calls ``refit_post`` (so a cell's estimator is valid until the
+    next cell). ``skip(i, k)``: True for a cell not to fit (read back from a checkpoint).
+
+    Yields ``(candidate index, fold index, fitted estimator, held_out, t0, c0)``: the
+    wall and CPU clocks (``time.perf_counter``, ``time.process_time``) when the cell's
+    fitting began (a shared fit counts for the first cell of its group).
+    """
+    post = set(post_params)
+    for k in range(n_folds):
+        # every grid point of a fold fits on the same rows, so what does not depend on a
+        # grid value (distances, a kernel per gamma) is computed once per fold
+        # (mlkit.kernels.shared_work) and released before the next fold
+        with shared_work():
+            est, fitted_as = None, None
+            for i, params in enumerate(candidates):
+                if skip is not None and skip(i, k):
+                    continue
+                heavy = {p: v for p, v in params.items() if p not in post}
+                light = {p: v for p, v in params.items() if p in post}
+                shared = bool(post) and est is not None and heavy == fitted_as
+                if not shared:
+                    est = clone(base).set_params(**clone(heavy, safe=False))
+                (X_train, y_train), held_out = part(est, k)
+                t0, c0 = time.perf_counter(), time.process_time()
+                if not shared:
+                    est.fit(X_train, y_train)
+                    fitted_as = heavy
+                if light:                 # only what follows the fit, redone
+                    est.set_params(**light).refit_post(X_train, y_train)
+                yield i, k, est, held_out, t0, c0
+
+
 class ResumableGridSearchCV(GridSearchCV):
     """scikit-learn's ``GridSearchCV`` (one scorer, refit on all the data, folds fitted in
     this process) that keeps its fold scores in ``checkpoint`` and resumes from them.
@@ -197,29 +241,27 @@ class ResumableGridSearchCV(GridSearchCV):
         scores = np.empty((len(candidates), len(folds)))
         fit_s = np.empty_like(scores)
         self.n_resumed_, self.resumed_fit_s_, self.resumed_cpu_s_ = 0, 0.0, 0.0
-        # fold by fold: every grid point of a fold fits on the same rows, so what does not
-        # depend on a grid value (distances, a kernel per gamma) is computed once per fold
-        # (mlkit.kernels.shared_work) and released before the next fold
-        for k, (train, test) in enumerate(folds):
-            with shared_work():
-                for i, params in enumerate(candidates):
-                    name = _cell_name(params, k)
-                    cell = store.cells.get(name)
-                    if cell is not None:
-                        scores[i, k], fit_s[i, k] = cell["score"], cell["fit_s"]
-                        self.n_resumed_ += 1
-                        self.resumed_fit_s_ += cell["fit_s"]
-                        self.resumed_cpu_s_ += cell["cpu_s"]
-                        continue
-                    est = clone(base).set_params(**clone(params, safe=False))
-                    X_train, y_train = _safe_split(est, X, y, train)
-                    X_test, y_test = _safe_split(est, X, y, test, train)
-                    t0, c0 = time.perf_counter(), time.process_time()
-                    est.fit(X_train, y_train)
-                    scores[i, k] = scorer(est, X_test, y_test)
-                    # fit and score of the cell (its share of the fold's shared work included)
-                    fit_s[i, k], cpu_s = time.perf_counter() - t0, time.process_time() - c0
-                    store.add(name, params, float(scores[i, k]), float(fit_s[i, k]), cpu_s)
+
+        def known(i, k):                  # a cell read back from the checkpoint
+            cell = store.cells.get(_cell_name(candidates[i], k))
+            if cell is not None:
+                scores[i, k], fit_s[i, k] = cell["score"], cell["fit_s"]
+                self.n_resumed_ += 1
+                self.resumed_fit_s_ += cell["fit_s"]
+                self.resumed_cpu_s_ += cell["cpu_s"]
+            return cell is not None
+
+        def part(est, k):                 # GridSearchCV's split of the data, per cell
+            train, test = folds[k]
+            return _safe_split(est, X, y, train), _safe_split(est, X, y, test, train)
+
+        for i, k, est, (X_test, y_test), t0, c0 in _fitted_cells(
+                base, candidates, len(folds), part, skip=known):
+            scores[i, k] = scorer(est, X_test, y_test)
+            # fit and score of the cell (its share of the fold's shared work included)
+            fit_s[i, k], cpu_s = time.perf_counter() - t0, time.process_time() - c0
+            store.add(_cell_name(candidates[i], k), candidates[i], float(scores[i, k]),
+                      float(fit_s[i, k]), cpu_s)
 
         means = scores.mean(axis=1)
         # GridSearchCV's rank_test_score (NaN ranked below the worst) and best_index_ (the
@@ -284,7 +326,9 @@ def _score_rule(search, rule, train, test, metric_names):
 
 
 def validation_search(est, grid, train, validation, test, metric_names, grid_metric):
-    """Choose ``grid`` on the validation part; every model is fitted on ``train`` only.
+    """Choose ``grid`` on the validation part; every model is fitted on ``train`` only: the
+    grid search of :class:`ResumableGridSearchCV` (the same cell loop) on one predefined fold,
+    whose held-out rows are the validation part (as scikit-learn's ``PredefinedSplit``).
 
     Every setting of the grid is fitted on the labelled ``train`` part and scored on
     ``validation`` by ``grid_metric``; the best (first in grid order on ties) is the run's
@@ -302,8 +346,6 @@ def validation_search(est, grid, train, validation, test, metric_names, grid_met
     """
     import copy
 
-    from sklearn.model_selection import ParameterGrid
-
     sign = 1.0 if METRICS.entry(grid_metric).meta["greater_is_better"] else -1.0
 
     def rank(val):                      # NaN never wins
@@ -312,24 +354,20 @@ def validation_search(est, grid, train, validation, test, metric_names, grid_met
     post = contract.post_fit_params(est) & set(grid)
     heavy = {k: v for k, v in grid.items() if k not in post}
     light = {k: v for k, v in grid.items() if k in post}
+    # the settings of the other parameters first, the post-fit ones within each
+    candidates = [{**hp, **lp} for hp in ParameterGrid(heavy) for lp in ParameterGrid(light)]
     entries, best, fit_s = [], None, 0.0
-    for hp in ParameterGrid(heavy):
-        model = clone(est).set_params(**hp)
-        t0 = time.perf_counter()
-        model.fit(train.inputs, train.target)
+    # the one predefined fold: fitted on the labelled part, scored on the validation part
+    part = lambda model, k: ((train.inputs, train.target), validation)   # noqa: E731
+    for i, _, model, _, t0, _ in _fitted_cells(est, candidates, 1, part, post_params=post):
         fit_s += time.perf_counter() - t0
-        for lp in ParameterGrid(light):
-            if lp:
-                t0 = time.perf_counter()
-                model.set_params(**lp).refit_post(train.inputs, train.target)
-                fit_s += time.perf_counter() - t0
-            v_score, v_pred = _predict(model, validation.inputs)
-            val = _score([grid_metric], validation.target, v_score, v_pred)[grid_metric]
-            t_score, t_pred = _predict(model, test.inputs)
-            entries.append({"params": {**hp, **lp}, "validation": val,
-                            "metrics": _score(metric_names, test.target, t_score, t_pred)})
-            if best is None or rank(val) > rank(best[1]):
-                best = (copy.deepcopy(model), val, {**hp, **lp})
+        v_score, v_pred = _predict(model, validation.inputs)
+        val = _score([grid_metric], validation.target, v_score, v_pred)[grid_metric]
+        t_score, t_pred = _predict(model, test.inputs)
+        entries.append({"params": candidates[i], "validation": val,
+                        "metrics": _score(metric_names, test.target, t_score, t_pred)})
+        if best is None or rank(val) > rank(best[1]):
+            best = (copy.deepcopy(model), val, candidates[i])
     if np.isnan(best[1]):
         raise MlkitError(f"{type(est).__name__}: every grid setting scores NaN on the "
                          f"validation part ({grid_metric}); no setting can be chosen")
