@@ -87,7 +87,7 @@ class ProtocolSpec(_Strict):
     per label, the labelled set being the union of these draws), and splits the test part
     into a validation part (``validation_size`` of it, stratified for single-label targets)
     on which a method's ``grid`` is chosen, and the rest, which is scored; the model is
-    always fitted on the labelled samples only; see :func:`mlkit.experiment.make_splits`).
+    always fitted on the labelled samples only; see :func:`mlkit.runner.make_splits`).
 
     ``validation_size: 0`` (labelled only) gives no validation part: the whole test part is
     scored, and a method's ``grid`` is then chosen as in the other protocols, by

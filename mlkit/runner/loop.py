@@ -27,7 +27,7 @@ from .splits import _check_classes, make_splits
 
 __all__ = ["run"]
 
-logger = logging.getLogger("mlkit.experiment")
+logger = logging.getLogger(__name__)
 
 
 def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,

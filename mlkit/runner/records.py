@@ -15,7 +15,7 @@ from .keys import _plan, checkpoint_path, planned_runs
 
 __all__ = ["load_records", "manifest_records", "run_status"]
 
-logger = logging.getLogger("mlkit.experiment")
+logger = logging.getLogger(__name__)
 
 
 def load_records(out_dir, keys=None, include=None):
