@@ -334,11 +334,11 @@ def validation_search(est, grid, train, validation, test, metric_names, grid_met
     ``validation`` by ``grid_metric``; the best (first in grid order on ties) is the run's
     model; a NaN validation score (e.g. ``mean_ap`` with no positive of some label in the
     validation part) ranks below every number, and a search whose every setting scores NaN
-    is a :class:`MlkitError`. An estimator may declare ``post_fit_params`` (parameters that change only what
-    follows its costly fit, e.g. the percentage of features kept by a selection method or
-    its downstream classifier's) and ``refit_post(X, y)`` (redo only that part): the search
-    then fits once per setting of the other parameters. Validation and test labels never
-    reach a fit.
+    is a :class:`MlkitError`. An estimator may declare ``post_fit_params`` (parameters that
+    change only what follows its costly fit, e.g. the percentage of features kept by a
+    selection method or its downstream classifier's) and ``refit_post(X, y)`` (redo only that
+    part): the search then fits once per setting of the other parameters
+    (:mod:`mlkit.runner.contract`). Validation and test labels never reach a fit.
 
     Returns (the chosen fitted estimator, its parameters, its validation score, fit seconds
     of the whole search, and per grid parameter the curve over its values: at each value
