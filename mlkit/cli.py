@@ -257,8 +257,8 @@ def _name_list(option):
 
 
 def _print_status(target, *, quick, out, overrides, datasets, methods, jobs):
-    """``mlkit reproduce --status``: a table of :func:`mlkit.experiment.run_status`."""
-    from .experiment import run_status
+    """``mlkit reproduce --status``: a table of :func:`mlkit.runner.run_status`."""
+    from .runner import run_status
     from .report.reproduction_page import format_seconds
     from .targets import check_part_names, results_dir, target_spec
 
@@ -380,7 +380,7 @@ def plot_curves_cmd(ctx, source, metric, out):
     hollow "paper" marker at the last stage where the target's config reports one. Exit
     status 2 when there is nothing to plot."""
     from ._io import read_json
-    from .experiment import load_records, manifest_records
+    from .runner import load_records, manifest_records
     from .manifest import runs_dir_of
     from .report.style import data_kind
     from .report.summaries import metric_name, plot_curves

@@ -87,7 +87,7 @@ class ProtocolSpec(_Strict):
     per label, the labelled set being the union of these draws), and splits the test part
     into a validation part (``validation_size`` of it, stratified for single-label targets)
     on which a method's ``grid`` is chosen, and the rest, which is scored; the model is
-    always fitted on the labelled samples only; see :func:`mlkit.experiment.make_splits`).
+    always fitted on the labelled samples only; see :func:`mlkit.runner.make_splits`).
 
     ``validation_size: 0`` (labelled only) gives no validation part: the whole test part is
     scored, and a method's ``grid`` is then chosen as in the other protocols, by
@@ -214,14 +214,14 @@ class MethodSpec(_Strict):
     #: further rules whose choice is also refitted and scored on the test part, kept in the
     #: record under ``also`` (one refit each, the grid's fold scores shared)
     grid_also: list[Literal["argmax", "one_se"]] = Field(default_factory=list)
-    #: {parameter: start value}: the grid searched in two stages (:mod:`mlkit.staged_search`):
+    #: {parameter: start value}: the grid searched in two stages (:mod:`mlkit.runner.staged`):
     #: the other parameters with these held at their start values, then these at that
     #: choice (e.g. ``{n_xv: 100}``: gamma and C at N_XV 100, then N_XV); empty: one joint
     #: grid
     grid_staged: dict[str, Any] = Field(default_factory=dict)
     #: ``{method: <registered name>, params: [...]}``: those grid parameters are the CV
     #: choice of that method over the grid's parameters it takes, on the same inner folds
-    #: (:class:`mlkit.staged_search.BorrowedGridSearchCV`); the rest of the grid is then
+    #: (:class:`mlkit.runner.staged.BorrowedGridSearchCV`); the rest of the grid is then
     #: searched with them fixed
     grid_borrow: Optional["GridBorrow"] = None
     #: the label whose seeds the runs take (default: their own): rows of an ablation that

@@ -68,7 +68,7 @@ def repetition_values(records, metric, scale=1.0, n_folds=1):
     scale : float, default=1.0
         Multiplies every value (100: percentages).
     n_folds : int, default=1
-        Folds per repetition (:func:`mlkit.experiment.folds_per_repeat`).
+        Folds per repetition (:func:`mlkit.runner.folds_per_repeat`).
 
     Returns
     -------

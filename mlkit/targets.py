@@ -2,7 +2,7 @@
 
 Every ``configs/<paper>/<artifact>.yaml`` is the target ``paper/artifact`` (a plugin adds its
 own folder with :func:`register_config_folder`). ``mlkit reproduce mssboost/fig4`` loads the
-config, runs it with :func:`mlkit.experiment.run` (or, for a config with ``runs_of:``, the
+config, runs it with :func:`mlkit.runner.run` (or, for a config with ``runs_of:``, the
 runs of that other artifact of the paper, so a figure drawn from a table's runs trains
 nothing twice), hands the records to the renderer the config names (``render:``, default
 the generic ``metric-table``), and writes ``manifest.json`` and ``summary.json`` (the
@@ -18,7 +18,7 @@ A paper package registers its renderers::
         ...
         return Rendered(text, figures, files)
 
-``result`` holds the runs (:class:`mlkit.experiment.RunResult`; ``result.spec`` is the config
+``result`` holds the runs (:class:`mlkit.runner.RunResult`; ``result.spec`` is the config
 they were run from), ``spec`` is the target's own config (its ``reported:`` numbers, and
 ``spec.options``, its ``report:`` block validated by ``options``, a pydantic model).
 """
@@ -32,7 +32,7 @@ from ._errors import MlkitError, UnknownNameError, did_you_mean
 from ._io import as_json, check_writable, read_json, recording_writes, write_json
 from ._paths import results_root
 from .config import configs_dir, load_spec, read_target_header
-from .experiment import load_records, manifest_records, planned_runs, run
+from .runner import load_records, manifest_records, planned_runs, run
 from .manifest import build_manifest, invocation_keys, runs_dir_of
 from .registry import RENDERERS, TARGETS, after_load
 from .store import fold_runs
@@ -274,7 +274,7 @@ def check_part_names(target_name, run_spec, datasets=None, methods=None):
 
 
 def part_filter(datasets=None, methods=None):
-    """``compute_only`` of :func:`mlkit.experiment.run` for ``--datasets`` / ``--methods``
+    """``compute_only`` of :func:`mlkit.runner.run` for ``--datasets`` / ``--methods``
     (None when neither is given)."""
     if not datasets and not methods:
         return None

@@ -74,7 +74,7 @@ def _cell_times(search, X, y, rng, max_cells, budget_s):
 
     from mlkit.kernels import shared_work
 
-    from mlkit.staged_search import StagedGridSearchCV, stage_grids
+    from mlkit.runner.staged import StagedGridSearchCV, stage_grids
 
     cv = check_cv(search.cv, y, classifier=is_classifier(search.estimator))
     folds = list(cv.split(X, y))

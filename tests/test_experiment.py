@@ -66,7 +66,7 @@ def test_records_made_on_other_data_are_recomputed(tmp_path, monkeypatch):
     """A run record carries the fingerprint of the data it ran on: when a loader starts
     returning other data under the same config, its records are stale and recomputed; a
     record from before fingerprints existed is taken by its key."""
-    import mlkit.experiment as E
+    import mlkit.runner.loop as E
 
     spec = load_spec(FIG4, overrides=SMALL)
     first = run(spec, tmp_path)
@@ -461,7 +461,7 @@ def test_partial_renders_the_recorded_runs_and_says_how_many(results):
 
 
 def test_runs_go_repetition_by_repetition_across_datasets(tmp_path, monkeypatch):
-    import mlkit.experiment as experiment
+    import mlkit.runner.loop as experiment
 
     from .conftest import CONFIGS as C
 
@@ -514,7 +514,7 @@ def test_grid_options_stratified_folds_n_xv_cap_and_recorded_fold_scores():
     # a method without the options keeps the key it had before they existed
     before = {k: v for k, v in plain.model_dump(mode="json").items()
               if k not in ("grid_stratified", "grid_n_xv_cap", "grid_rule", "grid_also",
-                           "grid_staged", "seed_from", "label")}
+                           "grid_staged", "grid_borrow", "seed_from", "label")}
     assert _key_payload(spec, dataset, plain)["method"] == before
     assert _run_key(spec, dataset, plain, split) != _run_key(spec, dataset, strat, split)
     # seed_from: an ablation row takes the seeds (random state, inner folds) of another

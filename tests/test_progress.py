@@ -8,9 +8,9 @@ import warnings
 from click.testing import CliRunner
 from sklearn.exceptions import ConvergenceWarning
 
-from mlkit import experiment
 from mlkit._progress import ProgressLines, WarningLog, collect_warnings, progress_reporter
 from mlkit.cli import cli
+from mlkit.runner import fit as runner_fit
 
 
 class _Clock:
@@ -72,13 +72,13 @@ def test_warnings_are_collected_not_printed_and_errors_stay_errors():
 
 def test_a_reproduction_off_a_terminal_prints_progress_lines_and_one_warning_summary(
         results, monkeypatch, tmp_path):
-    real = experiment._fit_and_score_run
+    real = runner_fit._fit_and_score_run
 
     def warns(*args, **kwargs):
         warnings.warn("lbfgs failed to converge (status=1)", ConvergenceWarning)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(experiment, "_fit_and_score_run", warns)
+    monkeypatch.setattr(runner_fit, "_fit_and_score_run", warns)
     monkeypatch.setenv("MLKIT_PROGRESS_INTERVAL", "0.02")
     res = CliRunner().invoke(cli, ["reproduce", "mssboost/fig4", "--quick"])
     assert res.exit_code == 0, res.output

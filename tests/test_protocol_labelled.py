@@ -161,7 +161,7 @@ def test_post_fit_parameters_fit_once_per_other_setting_same_result():
 
 def _nan_when_all(monkeypatch, predicted):
     """Validation accuracy is NaN whenever every prediction is one of ``predicted``."""
-    import mlkit.experiment as E
+    import mlkit.runner.grid as E
 
     real = E._score
 
@@ -224,7 +224,7 @@ class _ThreadSpy(_Spy):
 def test_sequential_runs_use_one_blas_thread(tmp_path, monkeypatch):
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    import mlkit.experiment as E
+    import mlkit.runner.loop as E
 
     if not threadpool_info():
         pytest.skip("no BLAS/OpenMP thread pool loaded")

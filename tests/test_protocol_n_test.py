@@ -157,7 +157,7 @@ def test_no_validation_part_with_grid_chooses_by_cv_on_train_rows():
 
 
 def test_run_records_the_fixed_sizes_and_keys_by_n_test(tmp_path, monkeypatch):
-    import mlkit.experiment as E
+    import mlkit.runner.loop as E
 
     real = E.METHODS.get
     monkeypatch.setattr(E.METHODS, "get", lambda n: _Spy if n == "cat" else real(n))

@@ -1,4 +1,4 @@
-"""mlkit.staged_search: the two-stage grid search against GridSearchCV on each stage's grid,
+"""mlkit.runner.staged: the two-stage grid search against GridSearchCV on each stage's grid,
 its choice under both rules, its resume, and its place in the runner and the config."""
 
 import numpy as np
@@ -9,7 +9,7 @@ from sklearn.model_selection import GridSearchCV, ParameterGrid, StratifiedKFold
 from sklearn.tree import DecisionTreeClassifier
 
 from mlkit.grid_rules import choose, refit_rule
-from mlkit.staged_search import StagedGridSearchCV, _results, stage_grids
+from mlkit.runner.staged import StagedGridSearchCV, _results, stage_grids
 
 GRID = {"max_depth": [1, 2, 3, 6], "min_samples_leaf": [1, 5, 20], "criterion": ["gini",
                                                                                "entropy"]}
@@ -147,7 +147,7 @@ def test_the_runner_builds_it_from_grid_staged_and_keys_it_only_when_set():
 def test_borrowed_search_takes_the_source_choice_then_searches_the_rest():
     from sklearn.ensemble import ExtraTreesClassifier
 
-    from mlkit.staged_search import BorrowedGridSearchCV
+    from mlkit.runner.staged import BorrowedGridSearchCV
 
     X, y, cv = _data()
     grid = {"max_depth": [1, 2, 3, 6], "min_samples_leaf": [1, 5, 20]}
@@ -175,7 +175,7 @@ def test_the_runner_builds_a_borrowed_search_and_the_config_checks_it(tmp_path):
     from mlkit._errors import ConfigError
     from mlkit.config import MethodSpec, load_spec
     from mlkit.experiment import build_estimator
-    from mlkit.staged_search import BorrowedGridSearchCV
+    from mlkit.runner.staged import BorrowedGridSearchCV
 
     grid = {"gamma": [0.1, 1.0], "C": [1.0, 10.0]}
     m = MethodSpec(name="sparsemi", grid=grid,

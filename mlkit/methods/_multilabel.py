@@ -78,9 +78,9 @@ class MultiLabelClassifier(RecordedModel, ClassifierMixin, BaseEstimator):
         """(n, L) decision values -> (n,) when fitted on a 1-D binary y."""
         return F[:, 0] if self._encoding == "binary" else F
 
-    def _labels_from_scores(self, F):
+    def predict_from_scores(self, F):
         return self.classes_[(F > 0).astype(int)]
 
     def predict(self, X):
         """sign(F_l(x)), in the encoding of the Y given to ``fit`` (0/1, -1/+1 or ``classes_``)."""
-        return self._labels_from_scores(self.decision_function(X))
+        return self.predict_from_scores(self.decision_function(X))

@@ -537,7 +537,7 @@ class _SubspaceEnsemble(MultiLabelClassifier):
     def staged_predict(self, X):
         """Yield the predictions after each base model."""
         for F in self.staged_decision_function(X):
-            yield self._labels_from_scores(F)
+            yield self.predict_from_scores(F)
 
     @property
     def estimator_labels_(self):

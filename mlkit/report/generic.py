@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..experiment import folds_per_repeat
+from ..runner import folds_per_repeat
 from ..stats import complete_repeats, mean_spread, repetition_values
 from ..registry import METRICS
 from ..targets import Rendered, register_renderer

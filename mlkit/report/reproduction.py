@@ -33,7 +33,7 @@ from typing import Optional
 
 from .._errors import MlkitError
 from .._io import read_json, write_text
-from ..experiment import planned_runs
+from ..runner import planned_runs
 from ..store import RunStore
 from ..registry import CLAIMS, DATASETS, METRICS, TARGETS
 from ..targets import outdated_runs, results_root, target_spec

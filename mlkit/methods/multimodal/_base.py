@@ -302,7 +302,8 @@ class MultiViewClassifierMixin(ClassifierMixin):
         f1 = np.divide(2 * tp, den, out=np.zeros_like(tp), where=den > 0)
         return {"class_f1": f1.tolist(), "classes": [str(c) for c in self.classes_]}
 
-    def _labels_from_scores(self, F):
+    def predict_from_scores(self, F):
+        F = np.asarray(F).reshape(len(F), -1)     # decision_function's (n,) of two classes
         if self.multilabel_:
             out = (F > 0).astype(int)
             return out if self._encoding == "01" else 2 * out - 1
@@ -315,7 +316,7 @@ class MultiViewClassifierMixin(ClassifierMixin):
 
     def predict(self, views):
         """Class labels (single-label) or the (n, L) label matrix (multi-label)."""
-        return self._labels_from_scores(self._scores(views))
+        return self.predict_from_scores(self._scores(views))
 
     def decision_function(self, views):
         """Task scores, shape (n, C) ((n,) for two classes)."""

@@ -10,7 +10,7 @@ searches gamma and C with N_XV held at a start value (stage 1), then N_XV with g
 at the stage-1 choice (stage 2): 35 + 5 - 1 cells instead of 175, and only 4 of them with
 more XVs than the start.
 
-:class:`StagedGridSearchCV` is that search: a :class:`~mlkit.resumable_search.
+:class:`StagedGridSearchCV` is that search: a :class:`~mlkit.runner.grid.
 ResumableGridSearchCV` (its checkpoint, resume, fold-by-fold shared work and ``refit``
 rule), run once per stage on the same inner folds. Stage 1 chooses by the best mean score
 (scikit-learn's rule); stage 2 by the search's ``refit`` (e.g. the one-standard-error rule
@@ -39,7 +39,7 @@ from scipy.stats import rankdata
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
-from .resumable_search import ResumableGridSearchCV
+from .grid import ResumableGridSearchCV
 
 __all__ = ["BorrowedGridSearchCV", "StagedGridSearchCV", "stage_grids"]
 
@@ -68,7 +68,7 @@ class StagedGridSearchCV(ResumableGridSearchCV):
     Parameters
     ----------
     estimator, param_grid, scoring, cv, error_score, checkpoint, checkpoint_key, refit
-        As :class:`~mlkit.resumable_search.ResumableGridSearchCV`'s; ``refit`` (True or a
+        As :class:`~mlkit.runner.grid.ResumableGridSearchCV`'s; ``refit`` (True or a
         callable of :func:`mlkit.grid_rules.refit_rule`) chooses in stage 2. Both stages
         keep their fold scores in the one ``checkpoint``.
     start : dict
@@ -186,7 +186,7 @@ class BorrowedGridSearchCV(ResumableGridSearchCV):
     Parameters
     ----------
     estimator, param_grid, scoring, cv, error_score, checkpoint, checkpoint_key, refit
-        As :class:`~mlkit.resumable_search.ResumableGridSearchCV`'s, for stage 2 (stage 1,
+        As :class:`~mlkit.runner.grid.ResumableGridSearchCV`'s, for stage 2 (stage 1,
         cheap, keeps its fold scores in memory only).
     source : estimator
         The estimator whose CV choice is borrowed.
@@ -230,8 +230,6 @@ class BorrowedGridSearchCV(ResumableGridSearchCV):
             scoring=self.scoring, cv=self.cv, error_score=self.error_score,
             checkpoint=self.checkpoint, checkpoint_key=self.checkpoint_key,
             refit=self.refit).fit(X, y, **params)
-        for name in ("cv_results_", "best_index_", "best_params_", "best_score_",
-                     "best_estimator_", "refit_time_", "scorer_", "multimetric_",
-                     "n_splits_", "n_resumed_", "resumed_fit_s_", "resumed_cpu_s_"):
-            setattr(self, name, getattr(second, name))
+        # stage 2's results are the search's (stage 1 was fitted in memory only)
+        self.__dict__.update({k: v for k, v in vars(second).items() if k.endswith("_")})
         return self
