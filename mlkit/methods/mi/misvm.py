@@ -110,9 +110,11 @@ def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None,
                 and abs(alpha0 @ y) <= 1e-10 * max(1.0, C)):
             a = alpha0.copy()
     sums = np.bincount(group_of, a, minlength=len(group_y))
+    # K's columns are read from a column-major copy: K[:, idx] gathers contiguous columns
+    # (into the same column-major block K[:, idx] would make, so every product is as it was)
+    Kc = np.asfortranarray(K if K_columns is None else K_columns)
     nz = np.flatnonzero(a)
-    score = -y * (y * (K[:, nz] @ (a * y)[nz]) - 1.0)   # -y_i g_i, g = Q a - 1 the gradient
-    Kc = np.asfortranarray(K if K_columns is None else K_columns)    # Kc[:, i] contiguous
+    score = -y * (y * (Kc[:, nz] @ (a * y)[nz]) - 1.0)  # -y_i g_i, g = Q a - 1 the gradient
     diag = np.diag(K).copy()
     max_iter = 100 * n + 10000 if max_iter is None else max_iter
     eps = 1e-12 * max(1.0, C)
@@ -203,7 +205,7 @@ def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None,
                 grow[lo_:hi_] = active[lo_:hi_]
                 shrink[lo_:hi_] = has_room
             n_shrink += np.count_nonzero(shrink[lo_:hi_])
-    b = _bias(K, y, a, group_start, group_of, group_y, C)
+    b = _bias(Kc, y, a, group_start, group_of, group_y, C)
     return a, b, converged
 
 
@@ -468,7 +470,7 @@ class MISVM(_AlternatingSVM):
                 warm[0] = alpha
                 sv = np.flatnonzero(alpha > 0)
                 coef = alpha[sv] * labels[sv]
-            f = gram[:, sv] @ coef
+            f = (gram_columns if bag_slack else gram)[:, sv] @ coef
             objective = _svm_objective(coef, f[sv], labels * (f + b),
                                        groups if bag_slack else None, self.C)
             return sv, coef, b, objective
