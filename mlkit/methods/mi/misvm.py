@@ -3,8 +3,9 @@
 Both learn an instance classifier ``f(x) = sum_p a_p k(x_p, x) + b`` over the training
 instances and score a bag by its largest instance score (label-max, Eq. (6) of [2]_). mi-SVM
 imputes the instance labels of the positive bags; MI-SVM picks one witness per positive bag.
-The instance kernel matrix is computed once (BLAS) and every alternation trains an SVM on a
-precomputed sub-kernel.
+The instance kernel matrix is computed once (BLAS; in a grid search's fold once per gamma,
+:func:`mlkit.kernels.shared_result`) and every alternation trains an SVM on a precomputed
+sub-kernel.
 
 References
 ----------
@@ -22,7 +23,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ...kernels import bag_reduce, rbf_kernel
+from ...kernels import bag_reduce, rbf_kernel, shared_result
 from ...registry import METHODS
 from ._base import InstanceExpansionMixin, MIClassifierBase, bag_argmax, bag_index
 
@@ -50,7 +51,8 @@ def _bias(K, y, a, group_start, group_of, group_y, C):
     return 0.5 * float(best.min() + best.max())
 
 
-def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None):
+def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None,
+                    K_columns=None):
     """The SVM whose examples share one slack per group (Andrews et al.'s negative bags).
 
     Primal: ``min 1/2 ||w||^2 + C sum_g xi_g`` s.t. ``y_i f(x_i) >= 1 - xi_g`` for every
@@ -62,6 +64,12 @@ def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None):
     the cap; j by libsvm's second-order rule) or within one group at its cap (one member
     up, another down, the most violating pair); each step is the exact minimiser along the
     pair's direction.
+
+    Every step touches O(n) numbers in a fixed number of numpy calls: the scores
+    ``-y_i g_i`` are updated in place (``y_i = +-1``, so this is ``g``'s update with its
+    sign flipped, exactly), the kernel columns are read from a column-major copy
+    (contiguous), the feasibility masks change only in the two updated groups, and the
+    within-group pairs are searched over the groups at their cap only.
 
     Parameters
     ----------
@@ -79,6 +87,9 @@ def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None):
         below tol (libsvm's stopping rule and default; g the dual gradient).
     max_iter : int or None, default=None
         SMO steps; None means 100 n + 10000.
+    K_columns : ndarray of shape (n, n), optional
+        K in column-major order (the same values), when the caller keeps one; else a copy
+        is made (each step reads two columns of K).
 
     Returns
     -------
@@ -99,54 +110,68 @@ def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None):
                 and abs(alpha0 @ y) <= 1e-10 * max(1.0, C)):
             a = alpha0.copy()
     sums = np.bincount(group_of, a, minlength=len(group_y))
+    # K's columns are read from a column-major copy: K[:, idx] gathers contiguous columns
+    # (into the same column-major block K[:, idx] would make, so every product is as it was)
+    Kc = np.asfortranarray(K if K_columns is None else K_columns)
     nz = np.flatnonzero(a)
-    g = y * (K[:, nz] @ (a * y)[nz]) - 1.0            # gradient of the dual, Q a - 1
+    score = -y * (y * (Kc[:, nz] @ (a * y)[nz]) - 1.0)  # -y_i g_i, g = Q a - 1 the gradient
     diag = np.diag(K).copy()
     max_iter = 100 * n + 10000 if max_iter is None else max_iter
     eps = 1e-12 * max(1.0, C)
+    positive = y > 0
+    room = (C - sums)[group_of] > eps                    # the group may grow
+    active = a > eps
+    grow = np.where(positive, room, active)              # a_i += y_i t is feasible
+    shrink = np.where(positive, active, room)            # a_j -= y_j t is feasible
+    n_shrink = np.count_nonzero(shrink)
+    full = set(np.flatnonzero(C - sums <= eps).tolist())  # groups at their cap
+    neg_inf = np.full(n, -np.inf)
+    members = None                                       # the full groups' examples
     converged = False
     for _ in range(max_iter):
-        score = -y * g
-        room = (C - sums)[group_of] > eps                  # the group may grow
-        grow = np.where(y > 0, room, a > eps)              # a_i += y_i t is feasible
-        shrink = np.where(y > 0, a > eps, room)            # a_j -= y_j t is feasible
         best_viol, pair = -np.inf, None
-        if grow.any() and shrink.any():
-            i = int(np.flatnonzero(grow)[np.argmax(score[grow])])
+        i = int(np.argmax(np.where(grow, score, -np.inf)))
+        if grow[i] and n_shrink:
             # j by libsvm's second-order rule: the largest decrease (score_i - score_j)^2 / eta
             gap = score[i] - score
             cand = shrink & (gap > 0)
             if cand.any():
-                eta = np.maximum(diag[i] + diag - 2.0 * K[:, i], 1e-12)
-                j = int(np.flatnonzero(cand)[np.argmax(gap[cand] ** 2 / eta[cand])])
+                Ki = Kc[:, i]
+                eta = np.maximum(diag[i] + diag - 2.0 * Ki, 1e-12)
+                j = int(np.argmax(np.where(cand, gap ** 2 / eta, neg_inf)))
                 best_viol, pair = gap[j], (i, j)
             else:
                 best_viol = score[i] - score[shrink].min()
-        capped = ~room & (a > eps)                          # members that can give way
-        if capped.any():
-            # within a full group (one label): move mass from the member with the largest
-            # -y g ... in libsvm's terms, i = the one that can go in +y direction
-            up = np.where(y > 0, ~room, capped)             # a_i += y_i t within the group
-            down = np.where(y > 0, capped, ~room)           # a_j -= y_j t within the group
-            s_up = np.where(up, score, -np.inf)
-            s_down = np.where(down, score, np.inf)
-            top = np.maximum.reduceat(s_up, group_start[:-1])
-            bottom = np.minimum.reduceat(s_down, group_start[:-1])
-            viol = top - bottom
-            gbest = int(np.argmax(viol))
-            if viol[gbest] > best_viol:
-                lo_, hi_ = group_start[gbest], group_start[gbest + 1]
-                i = lo_ + int(np.argmax(s_up[lo_:hi_]))
-                j = lo_ + int(np.argmin(s_down[lo_:hi_]))
-                best_viol, pair = viol[gbest], (i, j)
+        if full:
+            # within a full group (one label): one member up in its +y direction, another
+            # down, the most violating pair over the groups at their cap (members of a
+            # positive group may all go up, only its nonzero ones down; the reverse in a
+            # negative group); the first such group wins ties, as an argmax over all groups
+            if members is None:
+                members = np.flatnonzero(~room)
+                m_start = np.r_[0, np.flatnonzero(np.diff(group_of[members])) + 1]
+                m_pos = positive[members]
+            s = score[members]
+            act = active[members]
+            s_up = np.where(m_pos | act, s, -np.inf)
+            s_down = np.where(m_pos & ~act, np.inf, s)
+            viol = np.maximum.reduceat(s_up, m_start) - np.minimum.reduceat(s_down, m_start)
+            k = int(np.argmax(viol))
+            if viol[k] > best_viol:
+                lo_ = m_start[k]
+                hi_ = m_start[k + 1] if k + 1 < len(m_start) else len(members)
+                best_viol = viol[k]
+                pair = (int(members[lo_ + np.argmax(s_up[lo_:hi_])]),
+                        int(members[lo_ + np.argmin(s_down[lo_:hi_])]))
         if pair is None or best_viol < tol:
             converged = True
             break
         i, j = pair
-        Ki, Kj = K[:, i], K[:, j]
+        Ki, Kj = Kc[:, i], Kc[:, j]
         eta = max(diag[i] + diag[j] - 2.0 * Ki[j], 1e-12)
         t = best_viol / eta
-        same = group_of[i] == group_of[j]
+        gi, gj = group_of[i], group_of[j]
+        same = gi == gj
         # bounds: a_i changes by y_i t, a_j by -y_j t
         for k, sign in ((i, y[i]), (j, -y[j])):
             if sign < 0:
@@ -154,14 +179,33 @@ def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None):
             elif not same:
                 t = min(t, C - sums[group_of[k]])
         t = max(t, 0.0)
-        a[i] += y[i] * t
-        a[j] -= y[j] * t
-        np.maximum(a, 0.0, out=a)
-        sums[group_of[i]] += y[i] * t if not same else 0.0
+        a[i] = max(a[i] + y[i] * t, 0.0)
+        a[j] = max(a[j] - y[j] * t, 0.0)
+        sums[gi] += y[i] * t if not same else 0.0
         if not same:
-            sums[group_of[j]] -= y[j] * t
-        g += t * y * (Ki - Kj)
-    b = _bias(K, y, a, group_start, group_of, group_y, C)
+            sums[gj] -= y[j] * t
+        score -= t * (Ki - Kj)              # -y (g + t y (Ki - Kj)), y = +-1
+        for k in (i, j):
+            active[k] = a[k] > eps
+        for gr in ((gi,) if same else (gi, gj)):
+            lo_, hi_ = group_start[gr], group_start[gr + 1]
+            has_room = (C - sums[gr]) > eps
+            room[lo_:hi_] = has_room
+            if has_room == (gr in full):      # the group's cap state changed
+                members = None
+                if has_room:
+                    full.discard(gr)
+                else:
+                    full.add(gr)
+            n_shrink -= np.count_nonzero(shrink[lo_:hi_])
+            if group_y[gr] > 0:
+                grow[lo_:hi_] = has_room
+                shrink[lo_:hi_] = active[lo_:hi_]
+            else:
+                grow[lo_:hi_] = active[lo_:hi_]
+                shrink[lo_:hi_] = has_room
+            n_shrink += np.count_nonzero(shrink[lo_:hi_])
+    b = _bias(Kc, y, a, group_start, group_of, group_y, C)
     return a, b, converged
 
 
@@ -208,7 +252,9 @@ class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
         self.standardize = standardize
 
     def _fit(self, X, offsets, Y):
-        K = rbf_kernel(X, gamma=self.gamma_, shared=True)   # distances once per CV fold
+        # distances once per CV fold, the kernel once per gamma (every C of a grid reuses it)
+        K = shared_result("rbf_kernel", lambda: rbf_kernel(X, gamma=self.gamma_, shared=True),
+                          X, float(self.gamma_))
         coef = np.zeros((X.shape[0], Y.shape[1]))
         intercept = np.empty(Y.shape[1])
         self.n_iter_ = np.empty(Y.shape[1], dtype=int)
@@ -398,6 +444,9 @@ class MISVM(_AlternatingSVM):
         # only the representatives' rows of the Gram matrix change between SVMs
         gram = np.empty((len(labels), len(labels)))
         gram[n_pos:, n_pos:] = K[np.ix_(neg_inst, neg_inst)]
+        # group_slack_svm reads columns of gram: a column-major copy kept beside it
+        bag_slack = self.negative_slack == "bag"
+        gram_columns = np.asfortranarray(gram) if bag_slack else None
 
         # one slack per negative bag (Andrews et al.) or per negative instance
         groups = np.r_[np.arange(n_pos), n_pos + bag_index(offsets)[neg_inst]]
@@ -407,20 +456,23 @@ class MISVM(_AlternatingSVM):
             gram[:n_pos, :n_pos] = rep_block
             gram[:n_pos, n_pos:] = rep_rows[:, neg_inst]
             gram[n_pos:, :n_pos] = gram[:n_pos, n_pos:].T
-            if self.negative_slack == "instance":
+            if not bag_slack:
                 sv, coef, b = self._svm(gram, labels)
             else:
+                gram_columns[:n_pos] = gram[:n_pos]
+                gram_columns[n_pos:, :n_pos] = gram[n_pos:, :n_pos]
                 alpha, b, converged = group_slack_svm(gram, labels, groups, self.C,
-                                                      alpha0=warm[0], tol=self.qp_tol)
+                                                      alpha0=warm[0], tol=self.qp_tol,
+                                                      K_columns=gram_columns)
                 if not converged:
                     warnings.warn("MI-SVM: the bag-slack QP stopped at its iteration limit",
                                   ConvergenceWarning)
                 warm[0] = alpha
                 sv = np.flatnonzero(alpha > 0)
                 coef = alpha[sv] * labels[sv]
-            f = gram[:, sv] @ coef
+            f = (gram_columns if bag_slack else gram)[:, sv] @ coef
             objective = _svm_objective(coef, f[sv], labels * (f + b),
-                                       groups if self.negative_slack == "bag" else None, self.C)
+                                       groups if bag_slack else None, self.C)
             return sv, coef, b, objective
 
         # first SVM: a positive bag is its centroid in feature space, whose kernel rows are
