@@ -25,18 +25,6 @@ REPO = Path(__file__).resolve().parents[1]
 #: target -> {figure name (its file stem): defect} of the figures that fail today
 _CAPTION = "caption paragraph in the image (it belongs in table.md)"
 KNOWN = {
-    "hfss/fig3": {"fig3": _CAPTION},
-    "hfss/fig4": {"fig4": _CAPTION},
-    "hfss/fig5": {"fig5": _CAPTION},
-    "hfss/fig6": {"fig6": _CAPTION},
-    "hfss/fig7": {"fig7": _CAPTION},
-    "lm3fe/fig2": {f"fig2_{d}": _CAPTION for d in ("mfeat", "msrc-v1", "scene15")},
-    "lm3fe/fig3": {f"fig3_{d}": _CAPTION for d in ("mfeat", "msrc-v1", "scene15")},
-    "lm3fe/fig4": {"fig4_emotions-views": "the three panel titles overlap each other and the "
-                                          "last leaves the figure; " + _CAPTION},
-    "lm3fe/fig5": {"fig5_mfeat": _CAPTION, "fig5_msrc-v1": _CAPTION,
-                   "fig5_scene15": "the 15 class tick labels overlap; " + _CAPTION},
-    "lm3fe/objective": {"objective": _CAPTION},
     "mssboost/fig1": {"fig1": "the legend covers 7 data points; " + _CAPTION},
     "mssboost/fig3": {"fig3": _CAPTION},
     "mssboost/fig5": {"fig5": _CAPTION},

@@ -17,10 +17,12 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
-from ...report import format_mean_ci, save_figure, write_table
-from ...report.figures import integer_ticks
+from ...report import format_mean_ci, write_table
+from ...report.style import (DOUBLE_COLUMN, legend_cell, method_colour,
+                             paper_kw, save_styled, shared_ylim, styled)
+from ...report.style import panel_grid as style_grid
 from ...targets import Rendered, register_renderer
 
 PAPER_DATA = "paper"            # the role under which the configs give the paper's numbers
@@ -81,37 +83,24 @@ def provenance_caption(result):
             "image-blob data are private; its numbers are shown beside every dataset.")
 
 
-def figure_caption(result):
-    """The provenance for a figure: every dataset's kind and source, without the long
-    account of how its problem was chosen (that is in the table's ``problem`` column)."""
-    parts = []
-    for label, data in result.datasets.items():
-        kind = "synthetic, the paper's layout" if data.synthetic else "real substitute"
-        parts.append(f"{label} ({kind}: {data.source.split('; problem ')[0]})")
-    return ("Data: " + "; ".join(parts) + result.caption_note + ". The paper's 19-class "
-            "image-blob data are private.")
-
-
-def panel_grid(n, ncols=3, width=3.9, height=3.0):
-    """A grid of ``n`` panels plus one free slot for the shared legend (never over data):
-    ``(fig, axes, legend_ax)``."""
+def panel_grid(n, ncols=3):
+    """A grid of ``n`` panels plus one free cell for the shared legend (it covers no data),
+    in the project's style (:func:`mlkit.report.style.panel_grid`): ``(fig, axes,
+    legend_ax)``."""
     ncols = min(ncols, n + 1)
-    nrows = -(-(n + 1) // ncols)
-    fig, grid = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
-                             squeeze=False)
-    flat = list(grid.ravel())
-    for ax in flat[n:]:
-        ax.axis("off")
-    return fig, flat[:n], flat[n]
+    fig, axes = style_grid(n + 1, ncols=ncols, width=DOUBLE_COLUMN, panel_height=2.1)
+    return fig, axes[:n], axes[n]
 
 
-def shared_legend(axes, legend_ax):
-    """One legend in the free slot, with every series drawn in any panel."""
+def shared_legend(axes, legend_ax, title=None):
+    """One legend in the free cell, with every series drawn in any panel; ``title`` says
+    which data the lines ran on."""
     seen = {}
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(lab, h)
-    legend_ax.legend(list(seen.values()), list(seen), loc="center", fontsize=9, frameon=False)
+            if lab and not lab.startswith("_"):
+                seen.setdefault(lab, h)
+    legend_cell(legend_ax, list(seen.values()), list(seen), title=title)
 
 
 def panel_title(result, label):
@@ -124,10 +113,33 @@ def panel_title(result, label):
     return title
 
 
-def cap_accuracy_axis(ax):
-    """Accuracy never shows above 100%."""
-    lo, hi = ax.get_ylim()
-    ax.set_ylim(lo, min(hi, 100.5))
+def _data_title(result):
+    """Which data the panels ran on, for the one-line figure title."""
+    kinds = {bool(d.synthetic) for d in result.datasets.values()}
+    if kinds == {True}:
+        return "synthetic data"
+    if kinds == {False}:
+        return "substitute data"
+    return "substitute and synthetic data"
+
+
+_OOB_COLOUR = method_colour("HFSS (all)")
+_TEST_COLOUR = method_colour("HFSS (bestK)")
+
+
+def _short(name, width=12):
+    """A subspace name short enough for a tick label."""
+    name = str(name)
+    return name if len(name) <= width else name[: width - 1] + "."
+
+
+def _accuracy_range(axes, floor=70.0):
+    """One y range (%) for every panel: the union of their data, reaching at least down to
+    ``floor`` (a panel near the ceiling is not magnified into one sample's flicker), never
+    above 100.5."""
+    lo, hi = shared_ylim(axes, hi=100.5)
+    for ax in axes:
+        ax.set_ylim(min(lo, floor), max(hi, 100.5))
 
 
 def problem_values(records, key):
@@ -342,6 +354,7 @@ def normalised_goodness(goodness, how):
 
 
 @register_renderer("hfss/fig4", options=GoodnessOptions)
+@styled
 def render_fig4(result, out_dir, spec):
     """Fig. 4: normalised goodness of every subspace, averaged over problems."""
     opts = spec.options
@@ -355,12 +368,13 @@ def render_fig4(result, out_dir, spec):
                                 opts.normalise)
         mean = G.mean(axis=0)
         x = np.arange(1, len(names) + 1)
-        ax.plot(x, mean, "o-", color="tab:blue", label="goodness")
-        ax.axhline(mean.mean(), color="tab:green", label="mean over subspaces")
-        ax.set_xticks(x)
-        ax.set_xlabel("subspace #")
-        ax.set_ylabel(f"normalised goodness ({opts.normalise})")
-        ax.set_title(panel_title(result, label), fontsize=9)
+        ax.plot(x, mean, "o-", color=method_colour("HFSS (all)"), label="goodness (ours)")
+        ax.axhline(mean.mean(), color=method_colour("One-shot SVM"), ls=":",
+                   label="mean over subspaces")
+        ax.set_xticks(x, [f"{j} {_short(n)}" for j, n in zip(x, names)], rotation=90)
+        ax.set_ylabel(f"goodness / {opts.normalise}" if opts.normalise != "none"
+                      else "goodness")
+        ax.set_title(panel_title(result, label))
         for j, (name, g) in enumerate(zip(names, mean)):
             rows.append({"dataset": label, "subspace": f"#{j + 1} {name}",
                          "normalised goodness": float(g),
@@ -374,13 +388,13 @@ def render_fig4(result, out_dir, spec):
            "minmax": "(G_j - min) / (max - min) per problem"}[opts.normalise]
     caption = (f"{spec.title}. Goodness G(S_j) (OOB accuracy of subspace j's own bagged "
                f"ensemble), normalised by {how} (the paper does not state its normalisation), "
-               "averaged over every one-vs-one problem; green: mean over subspaces. Paper: #1 "
+               "averaged over every one-vs-one problem; dotted: mean over subspaces; one y range for "
+               "every panel; x: the subspaces by number and name. Paper: #1 "
                f"RGB mean and #3 LUV mean highest, #5 Gabor lowest. {provenance_caption(result)}"
                f" {opts.caption}").strip()
-    shared_legend(axes, legend_ax)
-    files = save_figure(fig, out_dir, "fig4", caption=f"{spec.title}. Goodness normalised by "
-                        f"{how}, averaged over every one-vs-one problem; green: mean over "
-                        f"subspaces. {figure_caption(result)}")
+    shared_ylim(axes, hi=1.0 if opts.normalise != "none" else None, pad=0.08)
+    shared_legend(axes, legend_ax, title=f"ours: {_data_title(result)}")
+    files = save_styled(fig, out_dir, "fig4", title=spec.title)
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     return Rendered(text, figures,
                     files + [out_dir / f"table.{e}" for e in ("md", "csv", "tex")])
@@ -406,6 +420,7 @@ def _problem_name(result, label):
 
 
 @register_renderer("hfss/curves", options=CurveOptions)
+@styled
 def render_curves(result, out_dir, spec):
     """Figs. 3, 6, 7: OOB and test accuracy along the bagging process for one problem."""
     opts = spec.options
@@ -416,15 +431,20 @@ def render_curves(result, out_dir, spec):
         rec = _by(result.records, label, opts.method)[0]
         oob, test = curves_of(rec)
         x = np.arange(1, len(oob) + 1)
-        ax.plot(x, 100 * oob, color="tab:blue", lw=1, label="OOB")
+        # test first, wide and pale; OOB on top, thin and dark: where both are equal (at
+        # 100%) the OOB line stays visible inside the test band
         if test.size:
-            ax.plot(np.arange(1, len(test) + 1), 100 * test, color="tab:green", lw=1,
-                    label="test")
+            ax.plot(np.arange(1, len(test) + 1), 100 * test, color=_TEST_COLOUR, lw=3.2,
+                    alpha=0.45, solid_capstyle="butt", label="test (ours)")
+        ax.plot(x, 100 * oob, color=_OOB_COLOUR, lw=1.0, label="OOB (ours)")
+        pv = _paper(spec, result.spec, label, opts.method, "oob_accuracy")
+        if pv is not None and result.datasets[label].synthetic:
+            ax.plot([len(oob)], [pv.value], **paper_kw(
+                "black", label="paper: final OOB (its private data)"))
         ax.set_xlabel("weak SVMs added")
         ax.set_ylabel("accuracy %")
-        integer_ticks(ax.xaxis)
-        cap_accuracy_axis(ax)
-        ax.set_title(panel_title(result, label), fontsize=9)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
+        ax.set_title(panel_title(result, label))
         p = rec["model"]["problems"][0]
         names = rec["model"]["subspaces"]
         dims = dict(zip(names, p["dims_after_pca"]))
@@ -442,23 +462,23 @@ def render_curves(result, out_dir, spec):
         for i in range(len(oob)):
             points.append({"dataset": label, "weak SVMs": i + 1, "OOB %": 100 * float(oob[i]),
                            "test %": 100 * float(test[i]) if i < test.size else None})
-    caption = (f"{spec.title}. {opts.method}: OOB (blue) and test (green) accuracy after each "
-               "weak SVM (rounds i, subspaces j inside) for one binary problem per dataset: "
+    caption = (f"{spec.title}. {opts.method}: OOB (thin dark line) and test (wide pale line) "
+               "accuracy after each weak SVM (rounds i, subspaces j inside) for one binary problem per dataset: "
                "the paper's pair (sea water vs remnant) on hfss-synthetic; on the real "
                "datasets the pair the config's pair: auto rule chose, named with its reason "
                "in the problem column (the paper's description, a large pair of size ratio "
                "about 1:2; classes of equal size leave the ratio 1:1), the problem trained and "
                "tested on its share of one stratified split of the whole dataset, so no test "
                "row enters the choice; roughness: "
-               "mean |change| of the OOB curve over its last two thirds. "
+               "mean |change| of the OOB curve over its last two thirds. One y range for "
+               "every panel, at least 70-100%, so that one test sample's flicker near the "
+               "ceiling is not magnified. Hollow diamond: the paper's final OOB accuracy "
+               "(its private data) on the panel of its layout, hfss-synthetic. "
                f"{provenance_caption(result)} {opts.caption}").strip()
     name = spec.artifact
-    shared_legend(axes, legend_ax)
-    files = save_figure(fig, out_dir, name, caption=(
-        f"{spec.title}. {opts.method}: OOB (blue) and test (green) accuracy after each weak "
-        "SVM, one binary problem per panel (hfss-synthetic: the paper's pair; real datasets: "
-        "the pair the config's rule chose, named with its reason in table.md). "
-        + figure_caption(result)))
+    _accuracy_range(axes)
+    shared_legend(axes, legend_ax, title=f"ours: {_data_title(result)}")
+    files = save_styled(fig, out_dir, name, title=spec.title)
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     write_table(pd.DataFrame(points), out_dir, caption, name="curve")
     files += [out_dir / f"{n}.{e}" for n in ("table", "curve") for e in ("md", "csv", "tex")]
@@ -467,6 +487,7 @@ def render_curves(result, out_dir, spec):
 
 # -- fig 5 --------------------------------------------------------------------------------
 @register_renderer("hfss/fig5", options=CurveOptions)
+@styled
 def render_fig5(result, out_dir, spec):
     """Fig. 5: forward selection (goodness-sorted prefixes), OOB and test, maxima marked."""
     opts = spec.options
@@ -480,20 +501,25 @@ def render_fig5(result, out_dir, spec):
         # the test accuracy of each prefix: the runner's curve of hfss-forward's stages
         test = 100 * np.asarray(rec.get("curves", {}).get("hfss_accuracy", []), float)
         x = np.arange(1, len(oob) + 1)
-        ax.plot(x, oob, "o-", color="tab:blue", ms=3, label="OOB")
-        k_oob = int(np.nanargmax(oob)) + 1
-        ax.plot([k_oob], [oob[k_oob - 1]], "o", mfc="none", mec="magenta", ms=10,
-                label="OOB max")
         k_test = None
         if test.size:
-            ax.plot(x, test, "s-", color="tab:green", ms=3, label="test")
+            ax.plot(x, test, "s-", color=_TEST_COLOUR, lw=3.2, ms=6, alpha=0.45,
+                    label="test (ours)")
             k_test = int(np.nanargmax(test)) + 1
-            ax.plot([k_test], [test[k_test - 1]], "o", color="red", ms=5, label="test max")
+            ax.plot([k_test], [test[k_test - 1]], "v", color=_TEST_COLOUR, ms=7,
+                    label="test max (ours)", zorder=6)
+        ax.plot(x, oob, "o-", color=_OOB_COLOUR, lw=1.0, ms=3, label="OOB (ours)")
+        k_oob = int(np.nanargmax(oob)) + 1
+        ax.plot([k_oob], [oob[k_oob - 1]], "o", mfc="none", mec=_OOB_COLOUR, ms=9, mew=1.3,
+                label="OOB max = bestK (ours)", zorder=6)
+        if result.datasets[label].synthetic:
+            ax.axvline(3, **{k: v for k, v in paper_kw("black", kind="line",
+                                                       label="paper: OOB max at k = 3").items()
+                             if k != "zorder"}, zorder=1)
         ax.set_xticks(x)
         ax.set_xlabel("subspaces in the prefix")
         ax.set_ylabel("accuracy %")
-        cap_accuracy_axis(ax)
-        ax.set_title(panel_title(result, label), fontsize=9)
+        ax.set_title(panel_title(result, label))
         rows.append({"dataset": label, "problem": _problem_name(result, label),
                      "order by goodness": ", ".join(p["order"]),
                      "OOB max at k (paper)": 3, "OOB max at k (ours)": k_oob,
@@ -509,16 +535,15 @@ def render_fig5(result, out_dir, spec):
                            "OOB %": float(oob[k]),
                            "test %": float(test[k]) if k < test.size else None})
     caption = (f"{spec.title}. Forward selection (Alg. 2) on Fig. 3's binary problem per dataset (named per row): "
-               "OOB accuracy of the ensemble of the k best subspaces by goodness; magenta: "
-               "its maximum (bestK); green: test accuracy of the same prefixes (hfss-forward's "
-               "stages), red: its maximum (the first, on ties). "
+               "OOB accuracy of the ensemble of the k best subspaces by goodness (thin dark "
+               "line); hollow circle: its maximum (bestK); wide pale line: test accuracy of the "
+               "same prefixes (hfss-forward's stages), triangle: its maximum (the first, on "
+               "ties); dashed: the paper's OOB maximum at k = 3 (its private data), on the "
+               "panel of its layout, hfss-synthetic. One y range for every panel. "
                f"{provenance_caption(result)} {opts.caption}").strip()
-    shared_legend(axes, legend_ax)
-    files = save_figure(fig, out_dir, "fig5", caption=(
-        f"{spec.title}. Forward selection (Alg. 2) on Fig. 3's problem per panel: OOB accuracy "
-        "of the k best subspaces by goodness, magenta: its maximum (bestK); green: test "
-        "accuracy of the same prefixes, red: its maximum (the first, on ties). "
-        + figure_caption(result)))
+    _accuracy_range(axes)
+    shared_legend(axes, legend_ax, title=f"ours: {_data_title(result)}")
+    files = save_styled(fig, out_dir, "fig5", title=spec.title)
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     write_table(pd.DataFrame(points), out_dir, caption, name="curve")
     files += [out_dir / f"{n}.{e}" for n in ("table", "curve") for e in ("md", "csv", "tex")]

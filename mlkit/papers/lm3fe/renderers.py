@@ -11,14 +11,16 @@ best on validation, its test metrics), which Figs. 2-4 draw. Renderers never tra
 
 from typing import Optional
 
-import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...methods.multimodal.lm3fe import LM3FE
 from ...registry import METRICS
-from ...report import format_mean_ci, new_figure, save_figure, write_table
+from ...report import format_mean_ci, write_table
+from ...report.style import (DOUBLE_COLUMN, figure_legend, method_colour, panel_grid,
+                             save_styled, styled)
 from ...targets import Rendered, register_renderer
 
 __all__ = ["cells", "cell_values", "curve_of", "SELECTION", "TRANSFORMATION"]
@@ -223,10 +225,31 @@ def render_table(result, out_dir, spec):
     return Rendered(text, figures, files)
 
 
+def _kind(result, name):
+    """'substitute data' or 'synthetic data' of dataset ``name`` (the paper's data never
+    reach these figures: they are private)."""
+    data = next((d for lab, d in result.datasets.items()
+                 if lab == name or getattr(d, "name", None) == name
+                 or lab.startswith(f"{name} ")), None)
+    return "synthetic data" if data is not None and data.synthetic else "substitute data"
+
+
+def _wrap_title(text, width=55):
+    """``text`` broken into lines of at most ``width`` characters (a panel title)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(str(text), width)) or str(text)
+
+
+_DATASET_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
+                    "#999999", "#000000")
+
+
 # -- Figs. 2-4 -----------------------------------------------------------------------------
 
 @register_renderer("lm3fe/percent", options=PercentOptions,
                    summary="LM3FE Figs. 2-4: metric vs % of selected features")
+@styled
 def render_percent(result, out_dir, spec):
     """One figure per dataset, one panel per labelled count: every selection method's test
     metric vs the percentage (validation-best other parameters at each), BSF/CAT flat."""
@@ -242,7 +265,8 @@ def render_percent(result, out_dir, spec):
         table_spec = None
     data_caption = _data_caption(result, run_spec)
     for name, entries in by_name.items():
-        fig, axes = new_figure(len(entries), width=3.6, height=3.2)
+        fig, axes = panel_grid(len(entries), ncols=min(len(entries), 3), sharey=True,
+                               panel_height=2.3)
         for ax, (n, label, role) in zip(axes, entries):
             pn = paper_count(opts, name, n)
             for m in run_spec.methods:
@@ -250,7 +274,8 @@ def render_percent(result, out_dir, spec):
                 values, curves = curve_of(records, label, method, metric, opts.param)
                 if values is not None and len(values) > 1:
                     mean = curves.mean(axis=0)
-                    ax.plot(values, mean, marker="o", ms=3, label=method)
+                    ax.plot(values, mean, marker="o", ms=3, label=method,
+                            color=method_colour(method))
                     k = int(np.argmax(mean))
                     pv = (table_spec.paper_value(label, method, f"{metric} {pn}", role=role)
                           if table_spec else None)
@@ -266,24 +291,27 @@ def render_percent(result, out_dir, spec):
                 elif method in FLAT:
                     vals = cell_values(records, label, method, metric)
                     if len(vals):
-                        ax.axhline(vals.mean(), ls="--", lw=1,
-                                   color="grey" if method == "BSF" else "black", label=method)
+                        ax.axhline(vals.mean(), ls="--", lw=1, color=method_colour(method),
+                                   label=method)
                         figures[f"flat.{label}.{method}"] = float(vals.mean())
             ax.set_xscale("log")
-            ax.set_xlabel("% of each modality's features selected")
+            ax.set_xlabel("% of each modality's features")
             ax.set_ylabel(_label(metric))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             multi = getattr(result.datasets.get(label), "multilabel", None)
             if multi is None:
                 multi = np.asarray(getattr(result.datasets.get(label), "y", [0])).ndim == 2
-            ax.set_title(f"{name}, {n} " + ("positives + negatives per label" if multi
-                                            else "labelled per class"))
-        axes[0].legend(fontsize=6)
-        caption = (f"{spec.title}. Mean over the draws of the test {_label(metric)}; at each "
-                   "percentage the other parameters best on the validation part. "
-                   + data_caption)
-        files += save_figure(fig, out_dir, f"{spec.artifact}_{name}", caption=caption)
+            ax.set_title(f"{n} " + ("pos. + neg. per label" if multi else "labelled per class"))
+        figure_legend(fig, axes, ncols=7, title=f"ours: {name} ({_kind(result, name)})")
+        files += save_styled(fig, out_dir, f"{spec.artifact}_{name}",
+                             title=f"{spec.title.split(' (')[0]}: {name}")
     caption = (f"{spec.title}: each selection method's peak over the percentages (ours) beside "
-               "the paper's table value at its best percentage. " + data_caption)
+               "the paper's table value at its best percentage. Figures (one per dataset, one "
+               f"panel per labelled count): mean over the draws of the test {_label(metric)} "
+               "at each percentage, the other parameters best on the validation part there; "
+               "BSF and CAT dashed (no percentage). The paper's curves were lost with its "
+               "figures and its table values are on its own data (not these), so they are "
+               "printed here, not drawn. " + data_caption)
     text, files = _write(rows, out_dir, caption, files)
     return Rendered(text, figures, files)
 
@@ -292,6 +320,7 @@ def render_percent(result, out_dir, spec):
 
 @register_renderer("lm3fe/class-f1", options=ClassF1Options,
                    summary="LM3FE Fig. 5: per-class F1 of every method")
+@styled
 def render_class_f1(result, out_dir, spec):
     """Per-class F1 (test part, mean over the draws) of every method at one labelled count."""
     opts, run_spec, records = spec.options, result.spec, result.records
@@ -304,8 +333,7 @@ def render_class_f1(result, out_dir, spec):
         data = result.datasets[label]
         names = list(getattr(data, "class_names", None) or [])
         methods = [m.display for m in run_spec.methods]
-        fig, axes = new_figure(1, width=max(5.0, 0.45 * 12 * 1.2), height=3.4)
-        ax = axes[0]
+        fig, (ax,) = panel_grid(1, width=DOUBLE_COLUMN, panel_height=2.6)
         shown = []
         for j, method in enumerate(methods):
             recs = [r for r in records if r["dataset"] == label and r["method"] == method
@@ -322,19 +350,23 @@ def render_class_f1(result, out_dir, spec):
             figures[f"mean_class_f1.{label}.{method}"] = float(f1.mean())
             x = np.arange(len(f1))
             width = 0.8 / len(methods)
-            ax.bar(x + j * width - 0.4, f1, width, label=method,
-                   color=plt.get_cmap("tab20")(j % 20))
+            # a transformation (…FT) shares its selection form's colour, hatched
+            ax.bar(x + j * width - 0.4, f1, width, label=method, align="edge",
+                   color=method_colour(method), edgecolor="white", linewidth=0.3,
+                   hatch="////" if method.endswith("FT") else None)
         if shown:
-            ax.set_xticks(np.arange(len(tick)))
-            ax.set_xticklabels(tick, rotation=45, ha="right", fontsize=7)
+            ax.set_xticks(np.arange(len(tick)), tick, rotation=45 if len(tick) > 8 else 0,
+                          ha="right" if len(tick) > 8 else "center", rotation_mode="anchor")
         ax.set_ylabel("F1 (test)")
-        ax.set_title(f"{name}, {n} labelled per class")
-        ax.set_ylim(0, 1.05)
-        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        caption = (f"{spec.title}. Mean over the draws. " + data_caption)
-        files += save_figure(fig, out_dir, f"fig5_{name}", caption=caption)
+        ax.set_xlim(-0.5, len(tick) - 0.5 if shown else 0.5)
+        ax.set_ylim(0, 1.0)
+        figure_legend(fig, [ax], ncols=6, title=f"ours: {name} ({_kind(result, name)})")
+        files += save_styled(fig, out_dir, f"fig5_{name}",
+                             title=f"Fig. 5: per-class F1, {name}, {n} labelled per class")
     caption = (f"{spec.title}: per-class F1 on the test part, mean over the draws (the paper's "
-               "bars were lost with its figure). " + data_caption)
+               "bars were lost with its figure; nothing of the paper's is drawn). Figures: one "
+               "per dataset; transformation methods hatched in their selection form's "
+               "colour. " + data_caption)
     text, files = _write(rows, out_dir, caption, files)
     return Rendered(text, figures, files)
 
@@ -378,19 +410,23 @@ def scheme(params):
 
 
 @register_renderer("lm3fe/objective", summary="LM3FE objective per outer iteration")
+@styled
 def render_objective(result, out_dir, spec):
     """The objective after every outer iteration on every dataset, and its largest rise."""
     run_spec, records = result.spec, result.records
     rows, figures, files = [], {}, []
     methods = [m.display for m in run_spec.methods]
-    fig, axes = new_figure(len(methods), width=5.0 * len(methods), height=3.6)
+    fig, axes = panel_grid(len(methods), ncols=min(len(methods), 2), panel_height=2.6,
+                           sharey=True)
     for ax, method in zip(axes, methods):
         for r in (r for r in records if r["method"] == method):
             obj = r.get("model", {}).get("objective")
             if not obj:
                 continue
             rise = objective_rise(obj)
-            ax.plot(np.arange(len(obj)), np.asarray(obj) / obj[0], label=r["dataset"])
+            ax.plot(np.arange(len(obj)), np.asarray(obj) / obj[0], label=r["dataset"],
+                    color=_DATASET_COLOURS[sorted(set(x["dataset"] for x in records))
+                                           .index(r["dataset"]) % len(_DATASET_COLOURS)])
             blocks = r.get("model", {}).get("block_rises", {})
             row = {"method": method, "dataset": r["dataset"], "draw": r["repeat"],
                    "O_0": obj[0], "O_final": obj[-1], "outer iterations": len(obj) - 1,
@@ -403,15 +439,19 @@ def render_objective(result, out_dir, spec):
             rows.append(row)
             prefix = "max_rise" if method == methods[0] else f"max_rise[{method}]"
             figures[f"{prefix}.{r['dataset']}.r{r['repeat']}"] = rise
-        ax.set_title(method, fontsize=9)
+        ax.set_title(_wrap_title(method))
         ax.set_xlabel("outer iteration k (0: after the first W-step)")
         ax.set_ylabel("objective O_k / O_0")
         ax.set_yscale("log")
-        ax.legend(fontsize=7)
+        # plain numbers on the log axis (0.5, 0.2, ...), no "9x10^-1" minor labels
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
     schemes = "; ".join(f"{m.display}: {scheme(m.params)}" for m in run_spec.methods)
     caption = (f"{spec.title}. The paper shows no figure (Sec. IV-C: the objective decreases). "
                f"Schemes: {schemes}. " + _data_caption(result, run_spec))
-    files += save_figure(fig, out_dir, "objective", caption=caption)
+    figure_legend(fig, axes, ncols=4, title="ours: datasets (substitute data)")
+    files += save_styled(fig, out_dir, "objective", title=spec.title)
     text, files = _write(rows, out_dir, caption, files)
     return Rendered(text, figures, files)
 
