@@ -176,7 +176,7 @@ def test_selection_target_reads_the_records_of_the_settings_method(results, tmp_
     assert cells[3] in ("0.050", "0.500") and cells[6] in ("0.500", "5")
     grid = (results / "mssboost" / "selection" / "grid.csv").read_text()
     assert grid.count("TRECVID-style,Baseline,") == 2
-    assert grid.count("TRECVID-style,Subspace,") == 2          # one row per (rd, rf)
+    assert grid.count("TRECVID-style,MSSBoost,") >= 1          # rows up to the first pair reaching 80%
 
 
 def test_table2_uses_the_settings_the_selection_target_chose():
@@ -335,13 +335,14 @@ def _timed(method, repeat, fit_cpu=None, cpu=None, predict=1.0, stages=None, ap=
 def test_training_speed_is_the_median_of_per_split_cpu_ratios():
     from mlkit.papers.mssboost.real import fit_cpu_seconds, split_ratios
 
-    # an old record without the estimator's own count: its CPU less the prediction's seconds
-    assert fit_cpu_seconds(_timed("Baseline", 0, cpu=12.0, predict=2.0)) == 10.0
+    # an old record without the estimator's own count: not measured (never a wall time)
+    assert np.isnan(fit_cpu_seconds(_timed("Baseline", 0, cpu=12.0, predict=2.0)))
     assert fit_cpu_seconds(_timed("MSSBoost", 0, fit_cpu=3.0, cpu=99.0)) == 3.0
     recs = [_timed("Baseline", r, fit_cpu=c) for r, c in enumerate([10.0, 20.0, 90.0])]
     recs += [_timed("MSSBoost", r, fit_cpu=c) for r, c in enumerate([5.0, 2.0, 30.0, 1.0])]
+    recs.append(_timed("Baseline", 3))                       # no CPU count: left out
     ratios = split_ratios(recs, "D", "Baseline", "MSSBoost", fit_cpu_seconds)
-    np.testing.assert_allclose(ratios, [2.0, 10.0, 3.0])   # repeat 3 has no Baseline run
+    np.testing.assert_allclose(ratios, [2.0, 10.0, 3.0])
     # the median of the ratios (3) is not the ratio of the means (120/37)
     assert np.median(ratios) == 3.0 != pytest.approx(120 / 37)
 

@@ -96,14 +96,10 @@ INTERCEPT = "MSSBoost (intercept)"
 
 
 def fit_cpu_seconds(record):
-    """CPU seconds of one run's fit: the estimator's own count (``model.fit_cpu_s``), else,
-    for a record made before estimators counted it, the run's CPU seconds of fit and
-    prediction less the prediction's wall seconds."""
+    """CPU seconds of one run's fit: the estimator's own count (``model.fit_cpu_s``); NaN
+    for a record made before estimators counted it (not measured: never a wall time)."""
     own = record["model"].get("fit_cpu_s")
-    if own is not None:
-        return float(own)
-    t = record["timings"]
-    return max(float(t["cpu_s"]) - float(t["predict_s"]), 0.0)
+    return float("nan") if own is None else float(own)
 
 
 def split_ratios(records, dataset, num, den, value):
@@ -111,11 +107,14 @@ def split_ratios(records, dataset, num, den, value):
     fold) (:func:`~mlkit.stats.run_values`); splits one method lacks are left out."""
     a = run_values(_by(records, dataset, num), value)
     b = run_values(_by(records, dataset, den), value)
-    return np.array([a[k] / b[k] for k in a if k in b and b[k] > 0])
+    return np.array([a[k] / b[k] for k in a if k in b and b[k] > 0
+                     and np.isfinite(a[k] / b[k])])
 
 
 def _median(values):
+    """The median of the finite values; NaN when there is none."""
     values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
     return float(np.median(values)) if values.size else float("nan")
 
 
