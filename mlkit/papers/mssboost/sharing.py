@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 
 from ...datasets.shared_concepts import make_shared_concepts, within_group_phi
-from ...report import format_mean_ci, new_figure, save_figure, write_table
-from ...report.figures import method_colour
+from ...report import format_mean_ci, write_table
+from ...report.style import (SINGLE_COLUMN, figure_legend, method_colour, panel_grid,
+                             save_styled, styled)
 from ...stats import mean_confidence_interval, run_values
 from ...targets import Rendered, register_renderer
 from .real import INTERCEPT, _by, _mean_metric, _paired
@@ -35,6 +36,7 @@ def _n_concepts(ds):
 
 
 @register_renderer("mssboost/sharing")
+@styled
 def render_sharing(result, out_dir, spec):
     """Per co-occurrence strength: the labels' measured within-group correlation, every
     method's Mean-AP and the paired gaps of :data:`GAPS`; the figure draws the gaps against
@@ -58,7 +60,7 @@ def render_sharing(result, out_dir, spec):
             figures[f"gap.{label}.{a}-{b}"] = mean
         figures[f"phi_within.{label}"] = phi_in
         rows.append(row)
-    fig, (ax,) = new_figure(width=5.2, height=3.6)
+    fig, (ax,) = panel_grid(1, width=SINGLE_COLUMN + 0.6, panel_height=2.6)
     for (a, b), pts in points.items():
         if not pts:
             continue
@@ -69,10 +71,10 @@ def render_sharing(result, out_dir, spec):
                                         else b),
                     label=f"{a} − {b}")
     ax.axhline(0, color="k", lw=0.8)
-    ax.set_xlabel("mean label correlation (phi) within a concept group")
+    ax.set_xlabel("label correlation (phi) within a concept group")
     ax.set_ylabel("paired Mean-AP gap")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    figure_legend(fig, [ax], ncols=1, title="ours (synthetic data)")
     repeats = result.spec.protocol.repeats
     caption = ("Collections: " + ", ".join(f"{d.display} (synthetic: shared-concepts "
                                            f"generator, co-occurrence strength s)"
@@ -83,6 +85,7 @@ def render_sharing(result, out_dir, spec):
                f"the paired differences over {repeats} random 75/25 splits, "
                "against the labels' within-group correlation; one strength "
                "s per point (s = 0: independent labels).")
-    files = save_figure(fig, out_dir, "sharing", caption=caption)
+    files = save_styled(fig, out_dir, "sharing",
+                        title="Sharing gap vs label co-occurrence (synthetic data)")
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     return Rendered(text, figures, files + [out_dir / "table.md"])
