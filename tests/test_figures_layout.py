@@ -37,12 +37,6 @@ KNOWN = {
     "lm3fe/fig5": {"fig5_mfeat": _CAPTION, "fig5_msrc-v1": _CAPTION,
                    "fig5_scene15": "the 15 class tick labels overlap; " + _CAPTION},
     "lm3fe/objective": {"objective": _CAPTION},
-    "mssboost/fig1": {"fig1": "the legend covers 7 data points; " + _CAPTION},
-    "mssboost/fig3": {"fig3": _CAPTION},
-    "mssboost/fig5": {"fig5": _CAPTION},
-    "mssboost/fig6": {"fig6": _CAPTION},
-    "mssboost/fig7": {"fig7": _CAPTION},
-    "mssboost/fig8": {"fig8": _CAPTION},
 }
 
 

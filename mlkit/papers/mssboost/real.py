@@ -15,8 +15,10 @@ from matplotlib.colors import ListedColormap
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..._errors import MlkitError
-from ...report import format_mean_ci, new_figure, save_figure, write_table
-from ...report.figures import integer_ticks, method_colour
+from ...report import format_mean_ci, write_table
+from ...report.figures import integer_ticks
+from ...report.style import (DOUBLE_COLUMN, figure_legend, method_colour, panel_grid,
+                             paper_kw, save_styled, styled)
 from ...report.summaries import mean_curves
 from ...stats import mean_confidence_interval, paired_ttest, run_values, sign_test
 from ...targets import (Rendered, register_renderer, resolve_target, saved_results,
@@ -232,11 +234,12 @@ def _sci(value):
 
 # -- fig 5 --------------------------------------------------------------------------------
 @register_renderer("mssboost/fig5")
+@styled
 def render_fig5(result, out_dir, spec):
     """Fig. 5: Mean-AP vs number of base models."""
     roles = _roles(result.spec)
     labels = list(result.datasets)
-    fig, axes = new_figure(len(labels), width=4.0, height=3.4)
+    fig, axes = panel_grid(len(labels), panel_height=2.4)
     figures, n_paper = {}, 0
     for ax, label in zip(axes, labels):
         recs = _by(result.records, label)
@@ -259,24 +262,27 @@ def render_fig5(result, out_dir, spec):
         for i, method in enumerate(ENSEMBLES + ("Baseline",)):
             pv = _paper_map(spec, result.spec, label, method, roles[label])
             if pv is not None:
-                ax.plot([last + i * step], [pv], ls="none", marker="*", ms=8, mec="k", mew=0.5,
-                        color=method_colour(method),
-                        label="paper, final" if n_paper == 0 else None)
+                kw = paper_kw(method_colour(method), label="paper (Table 2, T = 100)")
+                if n_paper:
+                    kw["label"] = None                 # one legend entry for the paper's values
+                ax.plot([last + i * step], [pv], **kw)
                 n_paper += 1
-        ax.set_title(f"{label} ({roles[label]} role)", fontsize=9)
+        ax.set_title(f"{label} ({roles[label]} role)")
         ax.set_xlabel("number of base models")
         integer_ticks(ax.xaxis)
         ax.set_ylabel("Mean-AP")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+    figure_legend(fig, axes)
     caption = _caption(result, "Fig. 5: Mean-AP of the first t base models (mean over runs; "
                        f"dotted: {INTERCEPT}, started from the labels' log-odds)"
-                       + ("; stars: the paper's final Mean-AP (Table 2, its 100 models) for the "
+                       + ("; hollow diamonds: the paper's final Mean-AP (Table 2, its 100 models) for the "
                           "collection in the same role." if n_paper else
                           "; the paper gives no Mean-AP for these roles."))
-    files = save_figure(fig, out_dir, "fig5", caption=caption)
-    text = f"{caption}\nFinal Mean-AP: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items())
-    return Rendered(text + "\n", figures, files)
+    files = save_styled(fig, out_dir, "fig5", title=spec.title)
+    rows = [{"collection": k.split(".")[1], "method": k.split(".", 2)[2],
+             "final Mean-AP (mean over runs)": v} for k, v in figures.items()]
+    text = write_table(pd.DataFrame(rows), out_dir, caption)
+    return Rendered(text, figures, files + [out_dir / "table.md"])
 
 
 def _paper_map(spec, run_spec, label, method, role):
@@ -318,11 +324,12 @@ def prediction_speedups(records, dataset, fractions=(1.0, 0.9), method="MSSBoost
 
 
 @register_renderer("mssboost/fig6")
+@styled
 def render_fig6(result, out_dir, spec):
     """Fig. 6: prediction time, Baseline vs MSSBoost truncated at 100% / 90% of its Mean-AP."""
     roles = _roles(result.spec)
     rows, figures = [], {}
-    fig, (ax,) = new_figure(width=5.5, height=3.6)
+    fig, (ax,) = panel_grid(1, width=DOUBLE_COLUMN * 0.75, panel_height=2.8)
     xs, width = np.arange(len(result.datasets)), 0.25
     bars = (("Baseline", method_colour("Baseline"), 0.35),
             ("MSSBoost @100%", method_colour("MSSBoost"), 1.0),
@@ -355,15 +362,15 @@ def render_fig6(result, out_dir, spec):
                 transform=ax.get_xaxis_transform())
     ax.set_xlim(-0.5, len(xs) - 0.5)
     ax.set_ylim(bottom=0)
-    ax.set_xticks(xs, [f"{lab}\n({roles[lab]})" for lab in result.datasets], fontsize=8)
+    ax.set_xticks(xs, [f"{lab}\n({roles[lab]})" for lab in result.datasets])
     ax.set_ylabel("prediction time on the test set (s)")
-    ax.legend(fontsize=7)
+    figure_legend(fig, [ax])
     caption = _caption(result, "Fig. 6: prediction time of Baseline vs MSSBoost truncated at "
                                "the fewest models whose mean curve reaches 100% / 90% of "
                                "Baseline's Mean-AP (n/r: not reached within T); seconds and "
                                "speed-ups are medians over the splits, the speed-up taken "
                                "split by split.")
-    files = save_figure(fig, out_dir, "fig6", caption=caption)
+    files = save_styled(fig, out_dir, "fig6", title=spec.title)
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     return Rendered(text, figures, files + [out_dir / "table.md"])
 
@@ -386,6 +393,7 @@ def _sharing(mss_record, n_labels):
 
 
 @register_renderer("mssboost/fig7", options=OneCollectionOptions)
+@styled
 def render_fig7(result, out_dir, spec):
     """Fig. 7: per-label AP of the three ensembles."""
     label = _shown(result, spec)
@@ -398,7 +406,7 @@ def render_fig7(result, out_dir, spec):
     left = np.flatnonzero(shares)[np.argsort(-freq[shares])]
     right = np.flatnonzero(~shares)[np.argsort(-freq[~shares])]
     order = np.concatenate([left, right])
-    fig, (ax,) = new_figure(width=max(6.0, 0.22 * len(order)), height=3.6)
+    fig, (ax,) = panel_grid(1, width=max(DOUBLE_COLUMN, 0.2 * len(order)), panel_height=3.2)
     for m, marker in zip(ap, ("s", "^", "o")):
         ax.plot(np.arange(len(order)), ap[m][order], marker=marker, ms=4, lw=0.8, label=m,
                 color=method_colour(m))
@@ -406,22 +414,28 @@ def render_fig7(result, out_dir, spec):
     ax.set_xticks(np.arange(len(order)), [data.label_names[i] for i in order], rotation=90,
                   fontsize=6)
     ax.set_ylabel("average precision")
-    ax.legend(fontsize=7)
+    figure_legend(fig, [ax])
     caption = _caption(result, f"Fig. 7 on {label}: per-label AP; left of the dashed line the "
                                "labels whose MSSBoost function uses models of other labels; each "
                                "side by decreasing frequency.")
-    files = save_figure(fig, out_dir, "fig7", caption=caption)
+    files = save_styled(fig, out_dir, "fig7", title=f"{spec.title} ({label})")
     wins = {m: int(np.sum(ap["MSSBoost"] > ap[m])) for m in ("NSBoost", "RSBag") if m in ap}
     figures = {f"labels_mssboost_beats.{m}": w for m, w in wins.items()}
     figures["labels_sharing"] = int(shares.sum())
-    text = (f"{caption}\nMSSBoost has the higher AP on " + ", ".join(
+    summary = ("MSSBoost has the higher AP on " + ", ".join(
         f"{w}/{len(order)} labels vs {m}" for m, w in wins.items())
         + " (paper, TREC: 30/39 vs NSBoost, 34/39 vs RSBag); "
-        f"{int(shares.sum())} labels use other labels' models.\n")
-    return Rendered(text, figures, files)
+        f"{int(shares.sum())} labels use other labels' models.")
+    table = pd.DataFrame({"label": [data.label_names[i] for i in order],
+                          "frequency": freq[order],
+                          "uses other labels' models": shares[order],
+                          **{f"AP {m}": ap[m][order] for m in ap}})
+    text = write_table(table, out_dir, f"{caption} {summary}")
+    return Rendered(text, figures, files + [out_dir / "table.md"])
 
 
 @register_renderer("mssboost/fig8", options=OneCollectionOptions)
+@styled
 def render_fig8(result, out_dir, spec):
     """Fig. 8: MSSBoost's weight signs, labels x models."""
     label = _shown(result, spec)
@@ -431,7 +445,8 @@ def render_fig8(result, out_dir, spec):
     alphas = np.asarray(mss0["model"]["alphas"])[:n_cols].T          # labels x models
     own = np.asarray(mss0["model"]["estimator_labels"])[:n_cols]
     sign = np.sign(alphas)
-    fig, (ax,) = new_figure(width=max(5.0, 0.2 * n_cols + 2), height=max(4.0, 0.16 * len(sign)))
+    fig, (ax,) = panel_grid(1, width=max(5.0, 0.16 * n_cols + 2),
+                            panel_height=max(4.0, 0.13 * len(sign) + 1.4))
     ax.imshow(sign, cmap=ListedColormap(["grey", "white", "tab:blue"]), vmin=-1, vmax=1,
               aspect="auto", interpolation="nearest")
     ax.set_yticks(np.arange(len(sign)), data.label_names, fontsize=6)
@@ -442,13 +457,16 @@ def render_fig8(result, out_dir, spec):
                                f"first {len(own)} selected models (column: the label the model "
                                "was learned for); blue positive, grey negative, white zero "
                                "(first repetition).")
-    files = save_figure(fig, out_dir, "fig8", caption=caption)
+    files = save_styled(fig, out_dir, "fig8", title=f"{spec.title} ({label})")
     used = (alphas != 0).sum(axis=0)
     figures = {"labels_per_model.mean": float(used.mean())}
-    text = (f"{caption}\nFirst models learned for: "
-            + ", ".join(data.label_names[i] for i in own[:8])
-            + f"; each model is used by {used.mean():.1f} labels on average.\n")
-    return Rendered(text, figures, files)
+    summary = (f"Each model is used by {used.mean():.1f} labels on average.")
+    table = pd.DataFrame({"model": np.arange(1, len(own) + 1),
+                          "learned for": [data.label_names[i] for i in own],
+                          "labels with a positive weight": (alphas > 0).sum(axis=0),
+                          "labels with a negative weight": (alphas < 0).sum(axis=0)})
+    text = write_table(table, out_dir, f"{caption} {summary}")
+    return Rendered(text, figures, files + [out_dir / "table.md"])
 
 
 # -- Sec. 6.2.1: settings by 2-fold CV -----------------------------------------------------

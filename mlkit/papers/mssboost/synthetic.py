@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...datasets.synthetic import MSSBOOST_SYNTHETIC_BOXES, MSSBOOST_SYNTHETIC_REGIONS
 from ...experiment import make_splits
 from ...metrics import mean_confidence_interval
-from ...report import format_mean_ci, new_figure, save_figure, write_table
+from ...report import format_mean_ci, write_table
+from ...report.style import SINGLE_COLUMN, figure_legend, panel_grid, save_styled, styled
 from ...report.summaries import mean_curves, plot_curves
 from ...targets import (Rendered, read_summary, register_renderer, resolve_target,
                         saved_results, target_spec)
@@ -67,19 +68,19 @@ def _scatter_labels(ax, X, Y, names, size=8):
 
 # -- fig1 -------------------------------------------------------------------------------
 @register_renderer("mssboost/fig1")
+@styled
 def render_fig1(result, out_dir, spec):
     """Fig. 1: the synthetic test set and the true label boundaries."""
     data = result.dataset
     split = make_splits(data, spec.protocol)[0]
     test = data.subset(split.test)
-    fig, (ax,) = new_figure(width=4.6, height=5.2)
+    fig, (ax,) = panel_grid(1, width=SINGLE_COLUMN, panel_height=3.9)
     _scatter_labels(ax, test.X, test.Y, data.label_names)
     _draw_regions(ax, _shape(result))
-    ax.legend(fontsize=7, loc="upper right")
-    ax.set_title(spec.title, fontsize=9)
+    figure_legend(fig, [ax], title="test set (synthetic data)")
     caption = _caption(result, f"Test set ({len(test)} of {len(data)} points); dashed: true "
                                "label boundaries.")
-    files = save_figure(fig, out_dir, "fig1", caption=caption)
+    files = save_styled(fig, out_dir, "fig1", title=spec.title)
     ds = spec.datasets[0].display
     counts = data.Y.sum(axis=0)
     paper = [spec.paper_value(ds, n, "positives") for n in data.label_names]
@@ -121,13 +122,14 @@ def _boundary_labels(base_models, feature, gap):
 
 
 @register_renderer("mssboost/fig3")
+@styled
 def render_fig3(result, out_dir, spec):
     """Fig. 3: the first 8 MSSBoost models; MSSBoost vs NSBoost regions at T = 8."""
     data = result.dataset
     split = make_splits(data, result.spec.protocol)[0]
     train = data.subset(split.train)
     runs = {m: _first(result.records, m) for m in ("MSSBoost", "NSBoost")}
-    fig, axes = new_figure(3, width=3.6, height=4.4)
+    fig, axes = panel_grid(3, ncols=3, panel_height=3.4)
     mss = runs["MSSBoost"]["model"]
     ax = axes[0]
     _scatter_labels(ax, train.X, train.Y, data.label_names, size=4)
@@ -140,7 +142,7 @@ def render_fig3(result, out_dir, spec):
                 ax.text(pos, 2.55, text, ha="center", va="bottom", fontsize=7)
             else:
                 ax.text(2.05, pos, text, ha="left", va="center", fontsize=7)
-    ax.set_title("(a) first 8 base models (MSSBoost)", fontsize=8, pad=14)
+    ax.set_title("(a) first 8 base models\n(MSSBoost)", pad=14)
     gx, gy = np.meshgrid(np.linspace(-2, 2, 241), np.linspace(-2.5, 2.5, 301))
     grid = np.column_stack([gx.ravel(), gy.ravel()])
     figures = {}
@@ -158,11 +160,11 @@ def render_fig3(result, out_dir, spec):
         ax.set_aspect("equal")
         err = runs[name]["metrics"]["hamming_error"]
         figures[f"error_T8.{name}"] = err
-        ax.set_title(f"{tag} {name}, T = 8 (test error {err:.3f})", fontsize=8)
+        ax.set_title(f"{tag} {name}, T = 8\n(test error {err:.3f})")
     alphas = np.asarray(mss["alphas"])
     shared = (np.abs(alphas) > 0).sum(axis=1)
     caption = _caption(result, "Filled: predicted label regions; dashed: true boundaries.")
-    files = save_figure(fig, out_dir, "fig3", caption=caption)
+    files = save_styled(fig, out_dir, "fig3", title=spec.title)
     rows = pd.DataFrame({
         "t": np.arange(1, len(mss["base_models"]) + 1),
         "learned for": [data.label_names[b["label"]] for b in mss["base_models"]],
