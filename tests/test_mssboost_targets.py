@@ -194,7 +194,10 @@ def test_table2_uses_the_settings_the_selection_target_chose():
     table2 = load_spec(CONFIGS / "mssboost" / "table2.yaml")
     by_label = {d.display: d for d in table2.datasets}
     methods = {m.display: m for m in table2.methods}
+    assert set(by_label) <= {rec["dataset"] for rec in runs}
     for rec in runs:
+        if rec["dataset"] not in by_label:    # selected, its table2 runs not committed yet
+            continue
         chosen, ds = rec["model"], by_label[rec["dataset"]]
         base = ds.params_for(methods["Baseline"])
         assert (base["gamma"], base["C"]) == (chosen["baseline_gamma"], chosen["baseline_C"])
@@ -373,3 +376,51 @@ def test_the_intercept_row_takes_mssboosts_place_for_the_beside_verdicts():
                                                                      ("RSBag", 0.3)]
     assert recs[1]["method"] == INTERCEPT                   # the records are not changed
     assert _with_intercept_as_mssboost(recs[:1] + recs[2:]) is None
+
+
+def test_every_ablation_row_changes_one_setting_of_table2s_mssboost():
+    """mssboost/ablation: on every collection a row differs from Table 2's MSSBoost in at
+    most one parameter (none: the seed-noise control), and each row changes one somewhere."""
+    from mlkit.config import load_spec
+    from mlkit.papers.mssboost.ablation import _changes
+
+    table2 = load_spec(CONFIGS / "mssboost" / "table2.yaml")
+    ablation = load_spec(CONFIGS / "mssboost" / "ablation.yaml")
+    mss = next(m for m in table2.methods if m.display == "MSSBoost")
+    ref = {d.display: d.params_for(mss) for d in table2.datasets}
+    for m in ablation.methods:
+        n_changed = []
+        for ds in ablation.datasets:
+            mine = ds.params_for(m)
+            assert set(mine) == set(ref[ds.display]), (m.display, ds.display)
+            n_changed.append(sum(ref[ds.display][k] != v for k, v in mine.items()))
+        assert max(n_changed) == 1, (m.display, n_changed)
+    rows = dict(_changes(ablation, table2))
+    assert rows["MSSBoost (rf 0.5)"]["corel5k-top39"] == "rf = 0.5 (table2: 1.0)"
+    assert rows["MSSBoost (rf 0.5)"]["scene"].startswith("none: Table 2's settings")
+    assert rows["MSSBoost (tanh)"]["scene"] == "score_bound = tanh (table2: clip)"
+
+
+def test_ablation_rows_pair_each_row_with_table2s_runs_split_by_split():
+    from scipy import stats
+
+    from mlkit.papers.mssboost.ablation import ablation_rows
+
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.2, 0.3, 6)
+    row = base + rng.normal(0.01, 0.005, 6)
+
+    def recs(method, values, skip=()):
+        return [{"dataset": "d", "method": method, "repeat": r, "fold": 0,
+                 "metrics": {"mean_ap": float(v)}} for r, v in enumerate(values)
+                if r not in skip]
+
+    table2 = recs("MSSBoost", base)
+    mine = recs("MSSBoost (x)", row, skip=(2,))           # one split missing: left out
+    rows, figures = ablation_rows(mine, table2, ["d"], [("MSSBoost (x)", {"d": "x = 1"})])
+    keep = [r for r in range(6) if r != 2]
+    assert [r["row"] for r in rows] == ["MSSBoost (table2)", "MSSBoost (x)"]
+    assert figures["delta.d.MSSBoost (x)"] == pytest.approx(np.mean(row[keep] - base[keep]))
+    assert figures["p.d.MSSBoost (x)"] == pytest.approx(
+        stats.ttest_rel(row[keep], base[keep]).pvalue)
+    assert rows[1]["change"] == "x = 1"
