@@ -54,11 +54,12 @@ COLLECTIONS = {
     "trecvid-style": ("trecvid-style", {"random_state": 0}),
     "corel5k-top39": ("corel5k", {"max_labels": 39}),
     "scene": ("scene", {}),
+    "corel5k-lear-top39": ("corel5k-lear", {"max_labels": 39, "features": "hellinger"}),
 }
 
 #: Each collection's dataset label in configs/mssboost/{selection,table2}.yaml.
 CONFIG_LABELS = {"trecvid-style": "TRECVID-style", "corel5k-top39": "corel5k-top39",
-                 "scene": "scene"}
+                 "scene": "scene", "corel5k-lear-top39": "corel5k-lear-top39"}
 
 #: Where the settings come from: the run records of ``mlkit reproduce mssboost/selection``
 #: (the mssboost-settings method, Sec. 6.2.1's 2-fold CV on the training part of the same

@@ -194,10 +194,7 @@ def test_table2_uses_the_settings_the_selection_target_chose():
     table2 = load_spec(CONFIGS / "mssboost" / "table2.yaml")
     by_label = {d.display: d for d in table2.datasets}
     methods = {m.display: m for m in table2.methods}
-    assert set(by_label) <= {rec["dataset"] for rec in runs}
     for rec in runs:
-        if rec["dataset"] not in by_label:    # selected, its table2 runs not committed yet
-            continue
         chosen, ds = rec["model"], by_label[rec["dataset"]]
         base = ds.params_for(methods["Baseline"])
         assert (base["gamma"], base["C"]) == (chosen["baseline_gamma"], chosen["baseline_C"])

@@ -329,7 +329,7 @@ def render_fig6(result, out_dir, spec):
     """Fig. 6: prediction time, Baseline vs MSSBoost truncated at 100% / 90% of its Mean-AP."""
     roles = _roles(result.spec)
     rows, figures = [], {}
-    fig, (ax,) = panel_grid(1, width=DOUBLE_COLUMN * 0.75, panel_height=2.8)
+    fig, (ax,) = panel_grid(1, width=DOUBLE_COLUMN, panel_height=2.8)
     xs, width = np.arange(len(result.datasets)), 0.25
     bars = (("Baseline", method_colour("Baseline"), 0.35),
             ("MSSBoost @100%", method_colour("MSSBoost"), 1.0),
