@@ -63,11 +63,12 @@ COLLECTIONS = {
     "trecvid-style": ("trecvid-style", {"random_state": 0}),
     "corel5k-top39": ("corel5k", {"max_labels": 39}),
     "scene": ("scene", {}),
+    "corel5k-lear-top39": ("corel5k-lear", {"max_labels": 39, "features": "hellinger"}),
 }
 
 #: Each collection's dataset label in configs/mssboost/{selection,table2}.yaml.
 CONFIG_LABELS = {"trecvid-style": "TRECVID-style", "corel5k-top39": "corel5k-top39",
-                 "scene": "scene"}
+                 "scene": "scene", "corel5k-lear-top39": "corel5k-lear-top39"}
 
 #: Where the settings come from: the run records of ``mlkit reproduce mssboost/selection``
 #: (the mssboost-settings method, Sec. 6.2.1's 2-fold CV on the training part of the same
@@ -408,7 +409,8 @@ def main():
             settings = {**{k: sel[k] for k in KEYS}, **given}
             print(f"== selection on {label} ({cpu:.0f}s CPU, {wall:.0f}s wall): {settings}; "
                   f"Baseline 2-fold Mean-AP {sel['baseline_map']:.3f}, SV fraction "
-                  f"{sel['baseline_sv_fraction']:.2f}; Subspace {sel['subspace_map']:.3f} "
+                  f"{sel['baseline_sv_fraction']:.2f}; Subspace {sel['subspace_map']:.3f}, "
+                  f"{sel.get('scored', 'Subspace')} {sel.get('scored_map', sel['subspace_map']):.3f} "
                   f"(80% reached: {sel['reached']})", flush=True)
             for g in sel["baseline_grid"]:
                 print(f"   baseline rho={g['gamma']} C={g['C']}: Mean-AP {g['mean_ap']:.3f}, "

@@ -321,7 +321,7 @@ def test_set_method_index_out_of_range(tmp_path):
     line = user_error(tmp_path, ["train", "--config", FIG4,
                                  "--set", "methods.7.params.rd=0.2", "--out", tmp_path / "out"])
     assert "methods[7]" in line
-    assert "3 methods" in line
+    assert "4 methods" in line
 
 
 def test_set_into_a_scalar(tmp_path):

@@ -51,10 +51,11 @@ def test_an_ambiguous_method_reference_is_refused(tmp_path):
 
     path = _fig4(tmp_path, "  - name: nsboost\n    label: NSBoost",
                  "  - name: mssboost\n    label: MSSBoost-b")
-    with pytest.raises(ConfigError, match="names 2 entries"):
+    # fig4 has MSSBoost and MSSBoost (intercept); the edit adds MSSBoost-b
+    with pytest.raises(ConfigError, match="names 3 entries"):
         load_spec(path, overrides=["methods.mssboost.params.rd=0.3"])
     spec = load_spec(path, overrides=["methods.MSSBoost-b.params.rd=0.3"])
-    assert [m.params["rd"] for m in spec.methods] == [0.1, 0.3, 0.1]
+    assert [m.params["rd"] for m in spec.methods] == [0.1, 0.3, 0.1, 0.1]
 
 
 def test_method_params_star_never_overrides_an_explicit_or_set_parameter():

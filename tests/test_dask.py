@@ -38,9 +38,9 @@ def test_a_target_on_a_two_worker_process_cluster_equals_the_local_run(tmp_path,
             # the runs did go to the two worker processes (not this one)
             workers = client.scheduler_info()["workers"]
             assert len(workers) == 2
-    assert "15 runs computed, 0 reused" in res.stdout
+    assert "20 runs computed, 0 reused" in res.stdout
     for name in ("table.md", "table.csv", "table.tex"):
         assert (remote / name).read_text() == (local / name).read_text(), name
     assert json.loads((remote / "summary.json").read_text())["figures"] == \
         json.loads((local / "summary.json").read_text())["figures"]
-    assert _records(remote) == _records(local) and len(_records(local)) == 15
+    assert _records(remote) == _records(local) and len(_records(local)) == 20

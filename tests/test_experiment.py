@@ -19,7 +19,8 @@ from .conftest import CONFIGS
 
 FIG4 = CONFIGS / "mssboost" / "fig4.yaml"
 SMALL = ["protocol.repeats=3", "methods.RSBag.params.n_estimators=5",
-         "methods.NSBoost.params.n_estimators=5", "methods.MSSBoost.params.n_estimators=5"]
+         "methods.NSBoost.params.n_estimators=5", "methods.MSSBoost.params.n_estimators=5",
+         "methods.MSSBoost (intercept).params.n_estimators=5"]
 
 
 def _numbers(result):
@@ -31,9 +32,9 @@ def test_same_seed_same_numbers_and_jobs_do_not_matter(tmp_path):
     spec = load_spec(FIG4, overrides=SMALL)
     a = run(spec, tmp_path / "a", jobs=1)
     b = run(spec, tmp_path / "b", jobs=2)
-    assert a.computed == b.computed == 9
+    assert a.computed == b.computed == 12
     assert _numbers(a) == _numbers(b)
-    assert [r["method"] for r in b.records] == ["RSBag"] * 3 + ["NSBoost"] * 3 + ["MSSBoost"] * 3
+    assert [r["method"] for r in b.records] == ["RSBag"] * 3 + ["NSBoost"] * 3 + ["MSSBoost"] * 3 + ["MSSBoost (intercept)"] * 3
     c = run(load_spec(FIG4, overrides=SMALL, seed=1), tmp_path / "c")
     assert _numbers(c) != _numbers(a)
 
@@ -41,25 +42,25 @@ def test_same_seed_same_numbers_and_jobs_do_not_matter(tmp_path):
 def test_rerun_reuses_records_and_recomputes_only_what_is_missing(tmp_path):
     spec = load_spec(FIG4, overrides=SMALL)
     first = run(spec, tmp_path)
-    assert (first.computed, first.reused) == (9, 0)
+    assert (first.computed, first.reused) == (12, 0)
     again = run(spec, tmp_path)
-    assert (again.computed, again.reused) == (0, 9)
+    assert (again.computed, again.reused) == (0, 12)
     assert _numbers(again) == _numbers(first)
     runs = tmp_path / "runs" / "mssboost-synthetic"
     (runs / slug("MSSBoost") / "r01-f00.json").unlink()
     (runs / slug("RSBag") / "r02-f00.json").write_text("{truncated")
     partial = run(spec, tmp_path)
-    assert (partial.computed, partial.reused) == (2, 7)
+    assert (partial.computed, partial.reused) == (2, 10)
     assert _numbers(partial) == _numbers(first)
     forced = run(spec, tmp_path, force=True)
-    assert forced.computed == 9
+    assert forced.computed == 12
 
 
 def test_changed_config_does_not_reuse_stale_records(tmp_path):
     run(load_spec(FIG4, overrides=SMALL), tmp_path)
     changed = run(load_spec(FIG4, overrides=SMALL + ["methods.MSSBoost.params.rd=0.2"]),
                   tmp_path)
-    assert changed.computed == 3 and changed.reused == 6
+    assert changed.computed == 3 and changed.reused == 9
 
 
 def test_records_made_on_other_data_are_recomputed(tmp_path, monkeypatch):
@@ -70,7 +71,7 @@ def test_records_made_on_other_data_are_recomputed(tmp_path, monkeypatch):
 
     spec = load_spec(FIG4, overrides=SMALL)
     first = run(spec, tmp_path)
-    assert first.computed == 9 and {r["data_sha"] for r in first.records} == {
+    assert first.computed == 12 and {r["data_sha"] for r in first.records} == {
         first.datasets["mssboost-synthetic"].fingerprint()}
     real = E.load_dataset
 
@@ -82,21 +83,21 @@ def test_records_made_on_other_data_are_recomputed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(E, "load_dataset", changed)
     again = run(spec, tmp_path)
-    assert again.computed == 9 and again.reused == 0
+    assert again.computed == 12 and again.reused == 0
     monkeypatch.setattr(E, "load_dataset", real)
     path = next((tmp_path / "runs").rglob("r00-f00.json"))
     rec = json.loads(path.read_text())
     rec.pop("data_sha")                    # a record written before fingerprints
     path.write_text(json.dumps(rec))
     back = run(spec, tmp_path)
-    assert back.reused == 1 and back.computed == 8
+    assert back.reused == 1 and back.computed == 11
 
 
 def test_records_are_written_atomically(tmp_path):
     run(load_spec(FIG4, overrides=SMALL), tmp_path)
     assert not list(tmp_path.rglob("*.part"))
     recs = load_records(tmp_path)
-    assert len(recs) == 9
+    assert len(recs) == 12
     assert {"key", "metrics", "timings", "curves", "split_seed"} <= set(recs[0])
     assert len(recs[0]["curves"]["hamming_error"]) == 5
 
@@ -204,13 +205,13 @@ def test_killed_run_resumes_without_redoing_finished_runs(tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     done = len(list(out.glob("runs/*/*/*.json")))
-    assert 10 <= done < 180, "the run should have been killed part-way"
+    assert 10 <= done < 240, "the run should have been killed part-way"
     assert not (out / "manifest.json").exists()
     finished = subprocess.run(args, capture_output=True, text=True)
     assert finished.returncode == 0, finished.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["runs_reused"] == done
-    assert manifest["runs_computed"] == 180 - done
+    assert manifest["runs_computed"] == 240 - done
 
 
 def test_grid_chooses_parameters_by_cv_inside_each_run(tmp_path):
@@ -256,14 +257,14 @@ def test_a_dataset_replaces_the_values_a_grid_searches(tmp_path):
     plain = cfg.read_text().replace(", MSSBoost: {rf: [0.5]}", "")
     cfg.write_text(plain)
     again = run(load_spec(cfg, overrides=SMALL[:1] + grid), tmp_path / "out")
-    assert again.computed == 3 and again.reused == 15
+    assert again.computed == 3 and again.reused == 21
 
 
 def test_several_datasets_with_their_own_method_parameters(tmp_path):
     cfg = _two_datasets(tmp_path, "method_params: {'*': {C: 2.0, rd: 0.3}, "
                                   "MSSBoost: {n_estimators: 4, rd: 0.3}}")
     res = run(load_spec(cfg, overrides=SMALL[:1]), tmp_path / "out")
-    assert set(res.datasets) == {"a", "b"} and res.computed == 18
+    assert set(res.datasets) == {"a", "b"} and res.computed == 24
     b_mss = res.records_of(dataset="b", method="MSSBoost")
     assert all(r["params"]["rd"] == 0.3 and r["params"]["n_estimators"] == 4 for r in b_mss)
     # "*" fills in what a method leaves unset (C), never what it sets itself (rd)
@@ -290,7 +291,7 @@ def test_stale_records_never_mix_into_a_targets_results(results):
     reproduce(target, quick=True)
     reproduce(target, quick=True, overrides=["protocol.repeats=2"])
     records, out, quick = saved_results(target)
-    assert quick and len(records) == 6          # not the 15 records of the first run
+    assert quick and len(records) == 8          # not the 20 records of the first run
     # a --quick run says so wherever its data is named (captions, summary)
     from mlkit.experiment import QUICK_NOTE
 
@@ -304,7 +305,7 @@ def test_a_slice_of_runs_is_the_targets_own_records(tmp_path):
     assert part.computed == 2 and {(r["method"], r["repeat"]) for r in part.records} == \
         {("MSSBoost", 0), ("MSSBoost", 1)}
     whole = run(spec, tmp_path)
-    assert (whole.computed, whole.reused) == (7, 2)
+    assert (whole.computed, whole.reused) == (10, 2)
     assert _numbers(run(spec, tmp_path / "fresh")) == _numbers(whole)
 
 
@@ -313,19 +314,19 @@ def test_compute_only_computes_a_part_and_reads_the_rest(tmp_path):
     computed, but read when recorded and otherwise counted as missing (a partial result)."""
     spec = load_spec(FIG4, overrides=SMALL)
     part = run(spec, tmp_path, compute_only=lambda d, m, s: m == "MSSBoost")
-    assert (part.computed, part.reused, part.missing) == (3, 0, 6)
+    assert (part.computed, part.reused, part.missing) == (3, 0, 9)
     assert {r["method"] for r in part.records} == {"MSSBoost"}
     run(spec, tmp_path, only=lambda d, m, s: m == "RSBag" and s.repeat == 0)
     again = run(spec, tmp_path, compute_only=lambda d, m, s: False)
-    assert (again.computed, again.reused, again.missing) == (0, 4, 5)
+    assert (again.computed, again.reused, again.missing) == (0, 4, 8)
     # with compute=False too, nothing is counted twice
-    assert run(spec, tmp_path, compute=False, compute_only=lambda d, m, s: False).missing == 5
+    assert run(spec, tmp_path, compute=False, compute_only=lambda d, m, s: False).missing == 8
 
 
 def test_more_repeats_reuse_the_runs_already_done(tmp_path):
     first = run(load_spec(FIG4, overrides=SMALL), tmp_path)
     more = run(load_spec(FIG4, overrides=SMALL[1:] + ["protocol.repeats=4"]), tmp_path)
-    assert (more.computed, more.reused) == (3, 9)
+    assert (more.computed, more.reused) == (4, 12)
     assert _numbers(first) == [n for n in _numbers(more) if n[1] < 3]
 
 
@@ -345,7 +346,7 @@ def test_a_failure_inside_a_method_names_the_run_keeps_its_traceback_and_finishe
         return fit(self, X, Y)
 
     monkeypatch.setattr(MSSBoost, "fit", flaky)
-    with pytest.raises(RunFailed, match=r"MSSBoost on mssboost-synthetic, split r0\d-f00 "
+    with pytest.raises(RunFailed, match=r"MSSBoost( \(intercept\))? on mssboost-synthetic, split r0\d-f00 "
                                         r"failed: SolverError: the solver gave up") as err:
         run(spec, tmp_path)
     # a failure inside a method is a bug, not a user error: its traceback is kept
@@ -357,7 +358,7 @@ def test_a_failure_inside_a_method_names_the_run_keeps_its_traceback_and_finishe
     assert "1 / 0" in err.value.traceback_text
     monkeypatch.setattr(MSSBoost, "fit", fit)
     again = run(spec, tmp_path)
-    assert again.computed < 9 and again.reused > 0
+    assert again.computed < 12 and again.reused > 0
 
 
 def test_fingerprint_reads_the_data_without_changing_it():
@@ -395,7 +396,7 @@ def test_planned_runs_are_the_runs_a_config_makes_without_loading_data(tmp_path)
                                                  "protocol.repeats=2"])
     done = run(cv, tmp_path / "cv")
     assert sorted(k for k, _ in planned_runs(cv, tmp_path / "cv")) == \
-        sorted(r["key"] for r in done.records) and len(done.records) == 12
+        sorted(r["key"] for r in done.records) and len(done.records) == 16
 
 
 def test_run_status_counts_the_records_of_the_current_config(tmp_path):
@@ -408,7 +409,7 @@ def test_run_status_counts_the_records_of_the_current_config(tmp_path):
     before = run_status(spec, tmp_path)
     assert all(r["recorded"] == 0 and r["mean_fit_s"] is None and r["left_s"] is None
                for r in before)
-    assert sum(r["planned"] for r in before) == 9
+    assert sum(r["planned"] for r in before) == 12
     done = run(spec, tmp_path, only=lambda d, m, s: m == "MSSBoost" and s.repeat < 2)
     rows = {r["method"]: r for r in run_status(spec, tmp_path)}
     mss = rows["MSSBoost"]
@@ -423,7 +424,7 @@ def test_run_status_counts_the_records_of_the_current_config(tmp_path):
     from mlkit.experiment import checkpoint_path, planned_runs
 
     [(key, third)] = [(k, p) for k, p in planned_runs(spec, tmp_path)
-                      if "MSSBoost" in str(p) and p.name == "r02-f00.json"]
+                      if p.parent.name == slug("MSSBoost") and p.name == "r02-f00.json"]
     cell = {"score": 0.5, "fit_s": 0.25 * np.mean(fits), "cpu_s": 0.1}
     for made_under, done in [(f"{key}:data:kernels", 0.25), ("another-key:data", 0.0)]:
         checkpoint_path(third).write_text(json.dumps(

@@ -25,12 +25,6 @@ REPO = Path(__file__).resolve().parents[1]
 #: target -> {figure name (its file stem): defect} of the figures that fail today
 _CAPTION = "caption paragraph in the image (it belongs in table.md)"
 KNOWN = {
-    "mssboost/fig1": {"fig1": "the legend covers 7 data points; " + _CAPTION},
-    "mssboost/fig3": {"fig3": _CAPTION},
-    "mssboost/fig5": {"fig5": _CAPTION},
-    "mssboost/fig6": {"fig6": _CAPTION},
-    "mssboost/fig7": {"fig7": _CAPTION},
-    "mssboost/fig8": {"fig8": _CAPTION},
 }
 
 

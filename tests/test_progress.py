@@ -85,15 +85,15 @@ def test_a_reproduction_off_a_terminal_prints_progress_lines_and_one_warning_sum
     err = res.stderr.splitlines()
     progress = [s for s in err if "runs done" in s]
     assert progress, res.stderr
-    assert all(re.fullmatch(r"mlkit: mssboost/fig4: \d+/15 runs done, [\d.]+ s elapsed, "
+    assert all(re.fullmatch(r"mlkit: mssboost/fig4: \d+/20 runs done, [\d.]+ s elapsed, "
                             r"ETA .+", s) for s in progress), progress
     log = results / "mssboost" / "fig4-quick" / "warnings.log"
     summary = [s for s in err if "estimator warnings" in s]
-    assert summary == [f"mlkit: warning: mssboost/fig4: 15 estimator warnings in 15 runs "
-                       f"(ConvergenceWarning x15); each run's are in {log}"]
+    assert summary == [f"mlkit: warning: mssboost/fig4: 20 estimator warnings in 20 runs "
+                       f"(ConvergenceWarning x20); each run's are in {log}"]
     assert not [s for s in err if "lbfgs failed" in s]       # no raw warning line
     lines = log.read_text().splitlines()
-    assert lines[0].startswith("== mssboost/fig4, ") and len(lines) == 16
+    assert lines[0].startswith("== mssboost/fig4, ") and len(lines) == 21
     assert lines[1].startswith("mssboost-synthetic / ") and lines[1].endswith(
         ": ConvergenceWarning x1: lbfgs failed to converge (status=1)")
 

@@ -26,7 +26,7 @@ def test_rerender_keeps_the_runs_provenance_and_touches_no_file(results, monkeyp
     monkeypatch.setattr(manifest_mod.platform, "platform", lambda: "Elsewhere-1.0")
     again = CliRunner().invoke(cli, ["reproduce", "mssboost/fig4", "--quick"])
     assert again.exit_code == 0, again.output
-    assert "0 runs computed, 15 reused" in again.stdout
+    assert "0 runs computed, 20 reused" in again.stdout
     assert _files(out) == before                   # byte-identical: not even touched
     # an output that changed (here: deleted) is rewritten; the manifest then names the new
     # render, but the runs keep the revision, machine and time that computed them
@@ -39,7 +39,7 @@ def test_rerender_keeps_the_runs_provenance_and_touches_no_file(results, monkeyp
         assert kept[key] == made[key], key
     assert kept["machine"]["platform"] != "Elsewhere-1.0"
     assert kept["rendered"]["git_revision"] == "f" * 40
-    assert kept["runs_computed"] == 15 and kept["runs_reused"] == 0
+    assert kept["runs_computed"] == 20 and kept["runs_reused"] == 0
 
 
 def test_computing_runs_stamps_the_manifest_with_this_invocation(results, monkeypatch):
@@ -48,7 +48,7 @@ def test_computing_runs_stamps_the_manifest_with_this_invocation(results, monkey
     monkeypatch.setattr(manifest_mod, "git_revision", lambda root=None: "e" * 40)
     next((out / "runs").rglob("*.json")).unlink()          # one run to compute again
     res = CliRunner().invoke(cli, ["reproduce", "mssboost/fig4", "--quick"])
-    assert "1 runs computed, 14 reused" in res.stdout
+    assert "1 runs computed, 19 reused" in res.stdout
     m = json.loads((out / "manifest.json").read_text())
     assert m["git_revision"] == "e" * 40 and m["runs_computed"] == 1
 

@@ -27,15 +27,15 @@ def test_reproduce_fig4_quick_writes_everything_and_reruns_nothing(results):
     text = first.stdout
     assert "models to best (paper)" in text and "models to best (ours)" in text
     assert "synthetic data" in text                       # provenance in the caption
-    assert "15 runs computed, 0 reused" in text
+    assert "20 runs computed, 0 reused" in text
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["protocol"]["repeats"] == 5 and manifest["quick"]
     assert {"versions", "git_revision", "machine", "seed", "runs_count", "runs_keys_sha256",
             "wall_time_s"} <= set(manifest)
-    assert manifest["runs_count"] == 15 and "runs" not in manifest
+    assert manifest["runs_count"] == 20 and "runs" not in manifest
     # where the runs were computed: CPU and BLAS kernels, per record and summed up
     assert manifest["machine"]["cpu"] and manifest["machine"]["blas"]
-    assert sum(manifest["run_machines"].values()) == 15
+    assert sum(manifest["run_machines"].values()) == 20
     record = json.loads(next((out.parent / "fig4-quick" / "runs").rglob("*.json")).read_text())
     assert record["compute_kernels"]["cpu"] == manifest["machine"]["cpu"]
     assert machine_name(record["compute_kernels"]) in manifest["run_machines"]
@@ -43,21 +43,21 @@ def test_reproduce_fig4_quick_writes_everything_and_reruns_nothing(results):
     assert "synthetic" in (out / "table.tex").read_text()
     table = (out / "table.md").read_text()
     second = _invoke("reproduce", "mssboost/fig4", "--quick")
-    assert "0 runs computed, 15 reused" in second.stdout
+    assert "0 runs computed, 20 reused" in second.stdout
     assert (out / "table.md").read_text() == table         # the same numbers from the records
 
 
 def test_reproduce_status_reports_progress_without_computing(results):
     before = _invoke("reproduce", "mssboost/fig4", "--quick", "--status", "--jobs", "2")
     assert before.exit_code == 0, before.output
-    assert "== mssboost/fig4 (quick): 0 of 15 runs recorded" in before.stdout
-    assert "fit time left: unknown (no run recorded yet for 3 dataset/method pairs)" \
+    assert "== mssboost/fig4 (quick): 0 of 20 runs recorded" in before.stdout
+    assert "fit time left: unknown (no run recorded yet for 4 dataset/method pairs)" \
         in before.stdout
     assert not (results / "mssboost" / "fig4-quick").exists()      # nothing computed
     _invoke("reproduce", "mssboost/fig4", "--quick")
     next((results / "mssboost" / "fig4-quick" / "runs").rglob("*.json")).unlink()
     after = _invoke("reproduce", "mssboost/fig4", "--quick", "--status", "--jobs", "2")
-    assert "14 of 15 runs recorded" in after.stdout
+    assert "19 of 20 runs recorded" in after.stdout
     assert "4/5" in after.stdout and "of wall time at --jobs 2" in after.stdout
     assert "unknown for" not in after.stdout
 
@@ -67,13 +67,13 @@ def test_reproduce_methods_computes_one_method_and_reads_the_rest(results):
     outputs are partial until the others are run, and a full run then reuses them."""
     part = _invoke("reproduce", "mssboost/fig4", "--quick", "--methods", "MSSBoost")
     assert part.exit_code == 0, part.output
-    assert "5 runs computed, 0 reused, 10 not recorded yet (partial)" in part.stdout
+    assert "5 runs computed, 0 reused, 15 not recorded yet (partial)" in part.stdout
     runs = results / "mssboost" / "fig4-quick" / "runs"
     assert {p.parent.name.split("-")[0] for p in runs.rglob("*.json")} == {"MSSBoost"}
     status = _invoke("reproduce", "mssboost/fig4", "--quick", "--status")
-    assert "5 of 15 runs recorded" in status.stdout
+    assert "5 of 20 runs recorded" in status.stdout
     whole = _invoke("reproduce", "mssboost/fig4", "--quick")
-    assert "10 runs computed, 5 reused" in whole.stdout
+    assert "15 runs computed, 5 reused" in whole.stdout
 
 
 def test_a_bare_artifact_name_works_when_one_paper_has_it():

@@ -108,3 +108,61 @@ def test_settings_method_records_its_choices_and_scores_with_the_chosen_baseline
     assert mean_average_precision_score(Y[200:], est.decision_function(X[200:])) > 0.8
     with pytest.raises(ValueError, match="rd_grid"):
         MSSBoostSettings(**{**grids, "rd_grid": [0.5, 2.0]}).fit(X, Y)
+
+
+def test_the_rule_can_score_the_mssboost_ensemble_on_the_same_folds():
+    """scored_estimator: each pair's base-model rho, C come from the Subspace model's CV; the
+    80% rule then reads the scored model's own CV Mean-AP at (rd, rf, rho, C), which is
+    recomputed here fold by fold; with exhaustive=False the search stops at the chosen pair."""
+    from sklearn.base import clone
+
+    from mlkit.experiment import cv_folds
+    from mlkit.methods import MSSBoost
+    from mlkit.selection import _fold_score, select_base_model, select_mssboost_settings
+
+    X, Y = _redundant_features(n=200)
+    scored = MSSBoost(n_estimators=6, random_state=0)
+    grids = dict(gamma_grid=[0.03, 0.3], C_grid=[1.0], base_gamma_grid=[0.3, 3.0],
+                 base_C_grid=[1.0], rd_grid=[0.2, 0.5], rf_grid=[0.2, 1.0], fraction=0.8)
+    out = select_mssboost_settings(X, Y, **grids, scored_estimator=scored)
+    assert out["scored"] == "MSSBoost" and len(out["grid"]) == 4
+    folds = cv_folds(len(Y), 2, 0)
+    for row in out["grid"]:
+        sub = select_base_model(X, Y, rd=row["rd"], rf=row["rf"], gamma_grid=[0.3, 3.0],
+                                C_grid=[1.0])
+        assert (row["gamma"], row["C"], row["subspace_map"]) == (sub["gamma"], sub["C"],
+                                                                 sub["mean_ap"])
+        est = clone(scored).set_params(rd=row["rd"], rf=row["rf"], gamma=row["gamma"],
+                                       C=row["C"])
+        again = np.mean([_fold_score(est, X, Y, tr, te)[0] for tr, te in folds])
+        assert row["mean_ap"] == pytest.approx(again, rel=1e-12)
+    order = sorted(out["grid"], key=lambda g: (g["rd"] * g["rf"], g["rd"]))
+    first = next((g for g in order if g["mean_ap"] >= out["threshold"]), None)
+    assert first is not None and out["reached"]
+    assert (out["rd"], out["rf"], out["scored_map"]) == (first["rd"], first["rf"],
+                                                         first["mean_ap"])
+    short = select_mssboost_settings(X, Y, **grids, scored_estimator=scored, exhaustive=False)
+    assert (short["rd"], short["rf"]) == (out["rd"], out["rf"])
+    assert short["grid"] == order[:order.index(first) + 1]
+    # without a scored estimator the rule reads the Subspace model, as before
+    plain = select_mssboost_settings(X, Y, **grids)
+    assert plain["scored"] == "Subspace"
+    assert all(g["mean_ap"] == g["subspace_map"] for g in plain["grid"])
+
+
+def test_settings_method_scores_table2s_mssboost_when_asked():
+    from mlkit.papers.mssboost.settings import MSSBoostSettings
+
+    X, Y = _redundant_features(n=160)
+    grids = dict(gamma_grid=[0.1], C_grid=[1.0], base_gamma_grid=[1.0], base_C_grid=[1.0],
+                 rd_grid=[0.3], rf_grid=[0.5])
+    est = MSSBoostSettings(**grids, scored="mssboost", random_state=0,
+                           scored_params={"n_estimators": 4, "init": "zero"}).fit(X, Y)
+    rec = est.run_record_extras()
+    assert rec["scored"] == "MSSBoost" and rec["grid"][0]["mean_ap"] == rec["scored_map"]
+    assert rec["scored_map"] != rec["subspace_map"]
+    assert est._scored_estimator(0).get_params()["n_estimators"] == 4
+    table2 = MSSBoostSettings(scored="mssboost")._scored_estimator(3).get_params()
+    assert {k: table2[k] for k in ("n_estimators", "score_bound", "chi2_filter", "init",
+                                   "random_state")} == dict(
+        n_estimators=100, score_bound="clip", chi2_filter=True, init="zero", random_state=3)

@@ -206,18 +206,19 @@ def test_manifest_records_are_the_invocations_among_other_records(results):
     target = resolve_target("mssboost/fig4")
     overrides = ["protocol.repeats=2", "methods.RSBag.params.n_estimators=3",
                  "methods.NSBoost.params.n_estimators=3",
-                 "methods.MSSBoost.params.n_estimators=3"]
+                 "methods.MSSBoost.params.n_estimators=3",
+                 "methods.MSSBoost (intercept).params.n_estimators=3"]
     _, out, first = reproduce(target, overrides=overrides)
-    assert first.computed == 6 and TABLE_NAME in os.listdir(out)
+    assert first.computed == 8 and TABLE_NAME in os.listdir(out)
     assert not list((out / "runs").rglob("*.json"))       # folded: full and complete
     manifest = json.loads((out / "manifest.json").read_text())
-    assert "runs" not in manifest and manifest["runs_count"] == 6
+    assert "runs" not in manifest and manifest["runs_count"] == 8
     assert manifest["runs_fit_predict_s"] == pytest.approx(sum(
         r["timings"]["fit_s"] + r["timings"]["predict_s"] for r in first.records))
     # one repetition less: the table keeps the second's records, the manifest does not
     _, _, second = reproduce(target, overrides=["protocol.repeats=1", *overrides[1:]])
-    assert (second.computed, second.reused) == (0, 3)
-    assert len(load_records(out)) == 6
+    assert (second.computed, second.reused) == (0, 4)
+    assert len(load_records(out)) == 8
     assert sorted(r["key"] for r in manifest_records(out)) == \
         sorted(r["key"] for r in second.records)
 
@@ -247,7 +248,7 @@ def test_a_fresh_clone_of_mssboost_fig4_computes_nothing(results):
         shutil.copyfile(ROOT / rel, dst)
     table = (results / "mssboost" / "fig4" / TABLE_NAME).read_bytes()
     _, out, result = reproduce(resolve_target("mssboost/fig4"))
-    assert (result.computed, result.reused) == (0, 60)
+    assert (result.computed, result.reused) == (0, 80)
     for name in ("table.md", "table.csv"):
         assert (out / name).read_bytes() == (ROOT / "results/mssboost/fig4" / name).read_bytes()
     assert (out / TABLE_NAME).read_bytes() == table           # nothing to fold, untouched

@@ -468,7 +468,8 @@ class _SubspaceEnsemble(MultiLabelClassifier):
         """Fitted facts for the run record: base models, model size, fit-time profile."""
         check_is_fitted(self)
         out = {**super().run_record_extras(),
-               "fit_profile_s": {k: round(v, 4) for k, v in self.fit_profile_.items()}}
+               "fit_profile_s": {k: round(v, 4) for k, v in self.fit_profile_.items()},
+               "fit_cpu_s": round(self.fit_profile_cpu_["total"], 4)}
         if self.base_learner == "stump":        # small enough to keep: fig3 redraws them
             out["base_models"] = [m.describe() for m in self.estimators_]
         return out
