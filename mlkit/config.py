@@ -217,7 +217,7 @@ class MethodSpec(_Strict):
     #: {parameter: start value}: the grid searched in two stages (:mod:`mlkit.runner.staged`):
     #: the other parameters with these held at their start values, then these at that
     #: choice (e.g. ``{n_xv: 100}``: gamma and C at N_XV 100, then N_XV); empty: one joint
-    #: grid
+    #: grid. Without a grid, as the other grid options, it does nothing
     grid_staged: dict[str, Any] = Field(default_factory=dict)
     #: ``{method: <registered name>, params: [...]}``: those grid parameters are the CV
     #: choice of that method over the grid's parameters it takes, on the same inner folds
@@ -230,7 +230,8 @@ class MethodSpec(_Strict):
 
     @model_validator(mode="after")
     def _borrowed_in_grid(self):
-        if self.grid_borrow is not None:
+        # without a grid there is no search: the grid options do nothing (as grid_n_xv_cap)
+        if self.grid_borrow is not None and self.grid:
             missing = [p for p in self.grid_borrow.params if p not in self.grid]
             if missing:
                 raise ValueError(f"grid_borrow: {missing} not in the grid "
@@ -241,7 +242,7 @@ class MethodSpec(_Strict):
 
     @model_validator(mode="after")
     def _staged_in_grid(self):
-        for name, value in self.grid_staged.items():
+        for name, value in (self.grid_staged.items() if self.grid else ()):
             if name not in self.grid:
                 raise ValueError(f"grid_staged: {name!r} is not in the grid "
                                  f"(grid: {sorted(self.grid)})")
@@ -357,7 +358,9 @@ class ExperimentSpec(_Strict):
         ``method_grids`` may replace the method's values)."""
         for d in self.datasets:
             for m in self.methods:
-                grid = d.grid_for(m) if m.grid_staged else {}
+                grid = d.grid_for(m) if m.grid_staged and m.grid else {}
+                if not grid:
+                    continue
                 for name, value in m.grid_staged.items():
                     if value not in grid.get(name, []):
                         raise ValueError(f"method {m.display} on dataset {d.display}: "
