@@ -5,9 +5,21 @@ from pathlib import Path
 
 from .._errors import DataError
 
-__all__ = ["read_lines"]
+__all__ = ["read_bytes", "read_lines"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+
+
+def read_bytes(path):
+    """The bytes of the file ``path``; a missing or unreadable file is a ``DataError``
+    naming it."""
+    path = Path(path)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{path}: missing (no such file)") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
 
 
 def read_lines(path):
@@ -29,12 +41,7 @@ def read_lines(path):
     ['1 2', '3 4']
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{path}: missing (no such file)") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    raw = read_bytes(path)
     if raw[:2] == _GZIP_MAGIC:
         try:
             raw = gzip.decompress(raw)

@@ -20,6 +20,7 @@ from .._errors import DataError
 from ..registry import FORMATS
 from ._containers import MultiLabelDataset
 from ._fetch import RemoteFile, fetch
+from ._text import read_bytes
 from .catalog import register_dataset
 from .mulan_catalog import _check_counts, _Counts, restrict_labels
 
@@ -45,12 +46,7 @@ def read_hvecs(path, *, dim=None):
         the row.
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise DataError(f"{path}: not readable: {exc}") from None
+    raw = read_bytes(path)
     if not raw:
         raise DataError(f"{path}: empty file; an .hvecs file holds rows of a uint16 "
                         "dimension d followed by d uint16 values")
