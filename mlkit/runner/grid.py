@@ -167,6 +167,15 @@ def _fitted_cells(base, candidates, n_folds, part, *, post_params=(), skip=None)
                 yield i, k, est, held_out, t0, c0
 
 
+def rank_test_scores(means):
+    """GridSearchCV's ``rank_test_score`` of the mean scores: 1 for the best, ties sharing
+    the lowest rank, NaN ranked below the worst."""
+    means = np.asarray(means, dtype=float)
+    finite = np.nan_to_num(means, nan=np.nanmin(means) - 1) \
+        if not np.isnan(means).all() else np.zeros_like(means)
+    return rankdata(-finite, method="min").astype(np.int32, copy=False)
+
+
 class ResumableGridSearchCV(GridSearchCV):
     """scikit-learn's ``GridSearchCV`` (one scorer, refit on all the data, folds fitted in
     this process) that keeps its fold scores in ``checkpoint`` and resumes from them.
@@ -264,11 +273,8 @@ class ResumableGridSearchCV(GridSearchCV):
                       float(fit_s[i, k]), cpu_s)
 
         means = scores.mean(axis=1)
-        # GridSearchCV's rank_test_score (NaN ranked below the worst) and best_index_ (the
-        # rank's argmin: the first candidate of the top mean)
-        finite = np.nan_to_num(means, nan=np.nanmin(means) - 1) \
-            if not np.isnan(means).all() else np.zeros_like(means)
-        rank = rankdata(-finite, method="min").astype(np.int32, copy=False)
+        # best_index_ is the rank's argmin: the first candidate of the top mean
+        rank = rank_test_scores(means)
         self.cv_results_ = {
             "params": candidates,
             **{f"split{k}_test_score": scores[:, k] for k in range(len(folds))},

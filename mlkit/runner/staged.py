@@ -35,11 +35,10 @@ References
 import time
 
 import numpy as np
-from scipy.stats import rankdata
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
-from .grid import ResumableGridSearchCV
+from .grid import ResumableGridSearchCV, rank_test_scores
 
 __all__ = ["BorrowedGridSearchCV", "StagedGridSearchCV", "stage_grids"]
 
@@ -109,15 +108,14 @@ class StagedGridSearchCV(ResumableGridSearchCV):
         others = [p for p in points if any(p[k] != v for k, v in self.start.items())]
         second = self._stage([{k: [v] for k, v in p.items()} for p in others]) \
             .fit(X, y, **params) if others else None
-        rows = [_rows(second.cv_results_) if second is not None else {},
-                _rows(first.cv_results_)]
+        stage1 = _rows(first.cv_results_)
+        rows = [_rows(second.cv_results_) if second is not None else {}, stage1]
         stage2 = [_row_of(p, rows) for p in points]
         in_stage2 = {_point(p) for p in points}
-        stage1_rest = [r for r in _rows(first.cv_results_).values()
-                       if _point(r["params"]) not in in_stage2]
+        stage1_rest = [r for r in stage1.values() if _point(r["params"]) not in in_stage2]
         results2 = _results(stage2)
         index = int(self.refit(results2)) if callable(self.refit) \
-            else int(rankdata(-_finite(results2["mean_test_score"]), method="min").argmin())
+            else int(results2["rank_test_score"].argmin())
 
         self.cv_results_ = _results(stage2 + stage1_rest)      # stage 2's cells first
         self.n_stage2_ = len(stage2)
@@ -155,21 +153,13 @@ def _row_of(params, tables):
     raise KeyError(params)          # not reached: every stage-2 point was fitted
 
 
-def _finite(means):
-    """GridSearchCV's ranking input: NaN below the worst score."""
-    means = np.asarray(means, dtype=float)
-    return np.nan_to_num(means, nan=np.nanmin(means) - 1) if not np.isnan(means).all() \
-        else np.zeros_like(means)
-
-
 def _results(rows):
     """``cv_results_`` of the rows, in their order, ranked as GridSearchCV ranks."""
     out = {"params": [r["params"] for r in rows]}
     for k in rows[0]:
         if k != "params":
             out[k] = np.array([r[k] for r in rows], dtype=float)
-    out["rank_test_score"] = rankdata(-_finite(out["mean_test_score"]),
-                                      method="min").astype(np.int32)
+    out["rank_test_score"] = rank_test_scores(out["mean_test_score"])
     return out
 
 
