@@ -79,15 +79,35 @@ _set = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
                          "(repeatable).")
 
 
+def _use_results(ctx, param, results):
+    """Make ``results`` the results root for the rest of the command (``--results DIR``,
+    given before the subcommand or after it; after wins)."""
+    if results is None:
+        return None
+    from ._paths import using_results
+
+    if results.exists() and not results.is_dir():
+        raise MlkitError(f"--results {results}: is a file; name a folder (it is created "
+                         "if missing)")
+    ctx.with_resource(using_results(results.absolute()))
+    return results
+
+
+_RESULTS_HELP = ("The results root every command reads and writes (default: $MLKIT_RESULTS; "
+                 "else results/ of the mlkit clone you are in or mlkit runs from; else "
+                 "the user data folder, e.g. ~/.local/share/mlkit/results).")
+#: ``--results DIR`` after a subcommand too (``mlkit reproduce mssboost/fig4 --results DIR``)
+_results = click.option("--results", type=click.Path(path_type=Path), default=None,
+                        metavar="DIR", expose_value=False, callback=_use_results,
+                        help="The results root to read and write (as `mlkit --results DIR`).")
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="mlkit")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors and where results went.")
 @click.option("--results", "results", type=click.Path(path_type=Path), default=None,
-              metavar="DIR",
-              help="The results root every command reads and writes (default: $MLKIT_RESULTS; "
-                   "else results/ of the mlkit clone you are in or mlkit runs from; else "
-                   "the user data folder, e.g. ~/.local/share/mlkit/results).")
+              metavar="DIR", help=_RESULTS_HELP)
 @click.pass_context
 def cli(ctx, verbose, quiet, results):
     """Reproduce the tables and figures of four learning papers from YAML configs.
@@ -106,13 +126,7 @@ def cli(ctx, verbose, quiet, results):
     `mlkit: error:` line); 130/143 interrupted (the runs finished so far are saved).
     """
     ctx.ensure_object(dict)
-    if results is not None:
-        from ._paths import using_results
-
-        if results.exists() and not results.is_dir():
-            raise MlkitError(f"--results {results}: is a file; name a folder (it is created "
-                             "if missing)")
-        ctx.with_resource(using_results(results.absolute()))
+    _use_results(ctx, None, results)
     ctx.obj["verbosity"] = -1 if quiet else verbose
     level = logging.WARNING - 10 * min(verbose, 2) if not quiet else logging.ERROR
     logging.basicConfig(level=level, format="mlkit: %(levelname)s: %(message)s")
@@ -152,6 +166,7 @@ def list_cmd(kind):
 @_backend
 @_scheduler
 @_connect_timeout
+@_results
 @click.pass_context
 def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, scheduler,
           connect_timeout):
@@ -207,6 +222,7 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
 @_backend
 @_scheduler
 @_connect_timeout
+@_results
 @click.pass_context
 def reproduce(ctx, targets, all_targets, quick, partial, datasets, methods, status, overrides,
               jobs, force, out, backend, scheduler, connect_timeout):
@@ -327,6 +343,7 @@ def _guarded(ctx, log_dir, fn):
 @click.argument("sources", nargs=-1)
 @click.option("--all", "all_targets", is_flag=True, help="Every registered target.")
 @click.option("--quick", is_flag=True, help="The targets' --quick results.")
+@_results
 def fold_cmd(sources, all_targets, quick):
     """Fold the per-run record files of targets (or results folders) into their table.
 
@@ -371,6 +388,7 @@ def plot():
 @click.argument("source")
 @click.option("--metric", default=None, help="Metric to plot (default: every curve saved).")
 @_out
+@_results
 @click.pass_context
 def plot_curves_cmd(ctx, source, metric, out):
     """Learning curves from a results folder or a target's saved results (a target's are read
@@ -546,6 +564,7 @@ def _has_files(name, what):
               help="Print a JSON list of {claim, verdict, statement, measured, diagnosis} "
                    "instead (diagnosis: null for a PASS, else {status: tested|untested, "
                    "text, targets} from the paper's claims YAML).")
+@_results
 @click.pass_context
 def verify_cmd(ctx, paper, as_json):
     """Check a paper's claims against saved results: PASS / FAIL / NOT RUN / NO VERDICT
@@ -580,6 +599,7 @@ def verify_cmd(ctx, paper, as_json):
               help="Write the references from a fresh --quick run instead of comparing.")
 @click.option("--fast", is_flag=True, help="Only the targets marked fast (what CI runs).")
 @_jobs
+@_results
 @click.pass_context
 def regress(ctx, targets, update, fast, jobs):
     """Re-run the --quick form of targets with a reference in results/reference/ and fail
@@ -601,6 +621,7 @@ def regress(ctx, targets, update, fast, jobs):
 @click.option("--untracked", is_flag=True,
               help="Also read results git does not track (e.g. --quick runs): a local look, "
                    "not the committed page.")
+@_results
 @click.pass_context
 def report_cmd(ctx, out, check, untracked):
     """Write REPRODUCTION.md from the saved results (no retraining): per paper, every target
