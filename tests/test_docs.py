@@ -205,3 +205,20 @@ def test_bench_extra_installs_every_peer():
                 assert top in PEER_DISTRIBUTIONS, f"{path.name} imports {top}: not a known peer"
                 assert PEER_DISTRIBUTIONS[top] in names, \
                     f"{path.name} imports {top}; the bench extra lacks {PEER_DISTRIBUTIONS[top]}"
+
+
+def test_readme_paper_table_has_short_cells():
+    """The README is a newcomer's page: its paper table holds one short fact per cell (no
+    cell over 25 words; the long text is in REPRODUCTION.md)."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| paper |"))
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        if not line.startswith("|---"):
+            rows.append(line)
+    assert len(rows) >= 5, rows                      # the header, four papers, the report
+    for row in rows:
+        for cell in re.split(r"(?<!\\)\|", row)[1:-1]:
+            assert len(cell.split()) <= 25, cell[:80]
