@@ -60,6 +60,46 @@ def _say(ctx, text=""):
         click.echo(text)
 
 
+#: a paragraph of a renderer's text longer than this (characters) is a caption the terminal
+#: shows in short; the whole caption, with every dataset's source and the notes, is in the
+#: target's table.md
+TERMINAL_CAPTION = 300
+
+
+def _terminal_text(text, out_dir, result):
+    """A renderer's text as a reproduction prints it: its tables whole; a paragraph longer
+    than :data:`TERMINAL_CAPTION` characters (the caption) as its first sentence, the kind
+    of each dataset the runs read (from ``result``), the --quick note in short, and where
+    the whole caption is."""
+    import re
+
+    where = Path(out_dir) / "table.md"
+    where = str(where) if where.is_file() else "the target's table.md"
+    kinds = {}
+    for data in result.datasets.values():
+        match = re.match(r"\s*(.+?) \((real data|synthetic data)\b", str(data.provenance))
+        name = re.sub(r"\[.*?\]", "", match.group(1)) if match else None   # set[classes ...]
+        if match and name not in kinds.setdefault(match.group(2), []):
+            kinds[match.group(2)].append(name)
+    named = "; ".join(f"{kind}: {', '.join(names[:8])}"
+                      + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+                      for kind, names in kinds.items())
+    blocks = []
+    for block in text.split("\n\n"):
+        if len(block) <= TERMINAL_CAPTION or block.lstrip().startswith("|"):
+            blocks.append(block)
+            continue
+        first = re.match(r"(.{20,}?[.;])\s+(?=[A-Z\[(])", block, flags=re.S)
+        head = first.group(1) if first and len(first.group(1)) <= 200 else \
+            block[:200].rsplit(None, 1)[0].rstrip(",;:([ ") + " …"
+        short = head + (f" Data: {named}." if named else "")
+        if result.quick:
+            short += " [--quick settings: indicative only]"
+        blocks.append(f"{short} (Whole caption, with each dataset's source and the notes: "
+                      f"{where})")
+    return "\n\n".join(blocks)
+
+
 _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=int,
                      help="Runs in parallel (joblib n_jobs; -1 = all cores): N uses N cores, "
                           "each run with one BLAS/OpenMP thread (Dask: start workers with --nthreads 1, "
@@ -188,7 +228,7 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
         spec, spec, out, out, quick=quick, jobs=jobs, force=force, backend=backend,
         scheduler=scheduler, connect_timeout=connect_timeout, progress=_progress(ctx),
         command=" ".join(sys.argv)))
-    _say(ctx, rendered.text)
+    _say(ctx, _terminal_text(rendered.text, out, result))
     _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
               f"{result.wall_time:.1f} s")
     _say_warnings(ctx, result)
@@ -259,7 +299,7 @@ def reproduce(ctx, targets, all_targets, quick, partial, datasets, methods, stat
             partial=partial, datasets=names, methods=method_names))
         forced.add(runs_dir)
         _say(ctx, f"== {target.name}{' (quick)' if quick else ''}")
-        _say(ctx, rendered.text)
+        _say(ctx, _terminal_text(rendered.text, out_dir, result))
         _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
                   + (f"{result.missing} not recorded yet (partial), " if result.missing else "")
                   + f"{result.wall_time:.1f} s")
