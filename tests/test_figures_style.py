@@ -25,7 +25,8 @@ def test_every_method_colour_is_colour_blind_safe_and_distinct_within_a_paper():
     palette = {to_hex(c) for c in OKABE_ITO.values()}
     assert {to_hex(c) for c in METHOD_COLOURS.values()} <= palette
     papers = {
-        "mssboost": ["MSSBoost", "RSBag", "NSBoost", "Bagging", "Subspace", "Baseline"],
+        "mssboost": ["MSSBoost", "RSBag", "NSBoost", "Bagging", "Subspace", "Baseline",
+                     "MSSBoost (intercept)"],
         "sparsemi": ["SparseMI", "MI-Kernel", "MILES", "mi-SVM", "MI-SVM", "RS", "RSVM"],
         "sparsemi fig3": ["SparseMI random", "SparseMI kmeans", "SparseMI svm"],
         "hfss": ["HFSS (all)", "HFSS (bestK)", "HFSS (bestK+PCA)", "HFSS (forward)",
