@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..._errors import MlkitError
 from ...report import format_mean_ci, write_table
 from ...report.figures import integer_ticks
-from ...report.style import (DOUBLE_COLUMN, figure_legend, method_colour, panel_grid,
-                             paper_kw, save_styled, styled)
+from ...report.style import (DOUBLE_COLUMN, PAPER_LABEL, figure_legend, legend_cell,
+                             method_colour, panel_grid, paper_kw, save_styled, styled)
 from ...report.summaries import mean_curves
 from ...stats import mean_confidence_interval, paired_ttest, run_values, sign_test
 from ...targets import (Rendered, register_renderer, resolve_target, saved_results,
@@ -239,7 +239,9 @@ def render_fig5(result, out_dir, spec):
     """Fig. 5: Mean-AP vs number of base models."""
     roles = _roles(result.spec)
     labels = list(result.datasets)
-    fig, axes = panel_grid(len(labels), panel_height=2.4)
+    # one more cell than collections: the legend takes the first spare cell of the grid
+    fig, axes = panel_grid(len(labels) + 1, panel_height=2.4)
+    axes, spare = axes[:-1], axes[-1]
     figures, n_paper = {}, 0
     for ax, label in zip(axes, labels):
         recs = _by(result.records, label)
@@ -248,41 +250,77 @@ def render_fig5(result, out_dir, spec):
         for method in ENSEMBLES + (INTERCEPT,):
             if method in curves:
                 x, mean, _ = curves[method]
-                ax.plot(x, mean, label=method, lw=1.3, ls=":" if method == INTERCEPT else "-",
-                        color=method_colour("MSSBoost" if method == INTERCEPT else method))
+                ax.plot(x, mean, label=method, lw=1.3, color=method_colour(method))
                 figures[f"mean_ap_final.{label}.{method}"] = float(mean[-1])
                 last = max(last, int(x[-1]))
         base = _by(recs, method="Baseline")
-        if base:
-            ax.axhline(_mean_metric(base)[0], ls="--", color=method_colour("Baseline"), lw=1,
+        if base:                                   # dotted: dashed is the paper's
+            ax.axhline(_mean_metric(base)[0], ls=":", color=method_colour("Baseline"), lw=1.2,
                        label="Baseline")
-        # the paper's final Mean-AP (Table 2, its T) of the collection in the same role,
-        # drawn as a marker at our last T in the method's colour
-        step = 0.035 * max(last - 1, 1)            # side by side: close values stay legible
-        for i, method in enumerate(ENSEMBLES + ("Baseline",)):
-            pv = _paper_map(spec, result.spec, label, method, roles[label])
-            if pv is not None:
-                kw = paper_kw(method_colour(method), label="paper (Table 2, T = 100)")
-                if n_paper:
-                    kw["label"] = None                 # one legend entry for the paper's values
-                ax.plot([last + i * step], [pv], **kw)
-                n_paper += 1
+        n_paper += _draw_paper_map(ax, spec, result.spec, label, roles[label], last)
         ax.set_title(f"{label} ({roles[label]} role)")
         ax.set_xlabel("number of base models")
         integer_ticks(ax.xaxis)
         ax.set_ylabel("Mean-AP")
         ax.grid(alpha=0.3)
-    figure_legend(fig, axes)
+    handles, names = _legend_entries(axes)
+    legend_cell(spare, handles, names, title=_fig5_data_title(result, roles))
     caption = _caption(result, "Fig. 5: Mean-AP of the first t base models (mean over runs; "
-                       f"dotted: {INTERCEPT}, started from the labels' log-odds)"
-                       + ("; hollow diamonds: the paper's final Mean-AP (Table 2, its 100 models) for the "
-                          "collection in the same role." if n_paper else
+                       f"{INTERCEPT}: started from the labels' log-odds, not in the paper; "
+                       "dotted: our Baseline)"
+                       + ("; the paper's Table 2 Mean-AP of the collection in the same role: "
+                          "its Baseline as a dashed line, its ensembles (100 models) as hollow "
+                          "diamonds at t = 100." if n_paper else
                           "; the paper gives no Mean-AP for these roles."))
     files = save_styled(fig, out_dir, "fig5", title=spec.title)
     rows = [{"collection": k.split(".")[1], "method": k.split(".", 2)[2],
              "final Mean-AP (mean over runs)": v} for k, v in figures.items()]
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     return Rendered(text, figures, files + [out_dir / "table.md"])
+
+
+def _draw_paper_map(ax, spec, run_spec, label, role, last):
+    """Draw the paper's Table 2 Mean-AP of the collection in ``label``'s ``role`` in its
+    "paper" style: the Baseline as a dashed line, each ensemble (its T = 100 models) as a
+    hollow diamond at t = ``last`` (our last model, 100 in Table 2's runs). Returns how
+    many values were drawn."""
+    drawn = 0
+    pv = _paper_map(spec, run_spec, label, "Baseline", role)
+    if pv is not None:
+        ax.axhline(pv, **paper_kw(method_colour("Baseline"), kind="line",
+                                  label="paper: Baseline (Table 2)"))
+        drawn += 1
+    for method in ENSEMBLES:
+        pv = _paper_map(spec, run_spec, label, method, role)
+        if pv is not None:
+            ax.plot([last], [pv], **paper_kw(method_colour(method),
+                                             label=f"paper: {method} (Table 2, T = 100)"))
+            drawn += 1
+    if drawn:
+        lo, hi = ax.get_xlim()
+        ax.set_xlim(lo, max(hi, last * 1.04))     # the diamonds at t = last inside the frame
+    return drawn
+
+
+def _legend_entries(axes):
+    """(handles, labels): every distinct label of ``axes``, ours first, then the paper's."""
+    seen = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab and not lab.startswith("_") and lab not in seen:
+                seen[lab] = h
+    order = sorted(seen, key=lambda lab: lab.startswith(PAPER_LABEL))
+    return [seen[lab] for lab in order], order
+
+
+def _fig5_data_title(result, roles):
+    """The legend's title: which data each side ran on."""
+    synthetic = [lab for lab, d in result.datasets.items() if d.synthetic]
+    lines = ["ours: real substitutes"] if len(synthetic) < len(result.datasets) else []
+    if synthetic:
+        lines.append(("and " if lines else "ours: ") + f"{', '.join(synthetic)} (synthetic)")
+    paper = " / ".join(dict.fromkeys(r for r in roles.values() if r))
+    return "\n".join(lines + [f"paper: its {paper} data (private)"])
 
 
 def _paper_map(spec, run_spec, label, method, role):
