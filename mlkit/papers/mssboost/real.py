@@ -477,18 +477,33 @@ def render_fig7(result, out_dir, spec):
     left = np.flatnonzero(shares)[np.argsort(-freq[shares])]
     right = np.flatnonzero(~shares)[np.argsort(-freq[~shares])]
     order = np.concatenate([left, right])
-    fig, (ax,) = panel_grid(1, width=max(DOUBLE_COLUMN, 0.2 * len(order)), panel_height=3.2)
+    fig, (ax, ax_w) = panel_grid(2, ncols=2, width=max(DOUBLE_COLUMN, 0.2 * len(order)) + 1.4,
+                                 panel_height=3.4, gridspec_kw={"width_ratios": [7, 1]})
     for m, marker in zip(ap, ("s", "^", "o")):
         ax.plot(np.arange(len(order)), ap[m][order], marker=marker, ms=4, lw=0.8, label=m,
                 color=method_colour(m))
-    ax.axvline(len(left) - 0.5, ls="--", color="k", lw=1)
+    if len(left) and len(right):                 # solid grey: dashed is the paper's
+        ax.axvline(len(left) - 0.5, color="grey", lw=1,
+                   label="left | right: labels that use | use no other labels' models")
     ax.set_xticks(np.arange(len(order)), [data.label_names[i] for i in order], rotation=90,
                   fontsize=6)
+    ax.set_xlim(-0.7, len(order) - 0.3)
+    ax.set_xlabel(_fig7_order_text(len(left), len(right)))
     ax.set_ylabel("average precision")
-    figure_legend(fig, [ax])
-    caption = _caption(result, f"Fig. 7 on {label}: per-label AP; left of the dashed line the "
-                               "labels whose MSSBoost function uses models of other labels; each "
-                               "side by decreasing frequency.")
+    ax.set_title(f"(a) per-label AP on {label}")
+    _draw_label_wins(ax_w, ap, spec, label, _roles(result.spec).get(label))
+    figure_legend(fig, [ax, ax_w], ncols=4, title=_one_data_title(label, data,
+                                                                 _roles(result.spec)))
+    caption = _caption(result, f"Fig. 7 on {label}: (a) per-label AP; "
+                               + ("left of the grey line the labels whose MSSBoost function "
+                                  "uses models of other labels, right those using none; "
+                                  if len(left) and len(right) else
+                                  "every label's MSSBoost function uses models of other "
+                                  "labels (the paper's right region is empty here); "
+                                  if len(left) else "no label uses other labels' models; ")
+                               + "each side by decreasing frequency. (b) labels where "
+                               "MSSBoost's AP is higher than NSBoost's / RSBag's, ours (bars) "
+                               "beside the paper's TREC counts (hollow diamonds).")
     files = save_styled(fig, out_dir, "fig7", title=f"{spec.title} ({label})")
     wins = {m: int(np.sum(ap["MSSBoost"] > ap[m])) for m in ("NSBoost", "RSBag") if m in ap}
     figures = {f"labels_mssboost_beats.{m}": w for m, w in wins.items()}
@@ -503,6 +518,52 @@ def render_fig7(result, out_dir, spec):
                           **{f"AP {m}": ap[m][order] for m in ap}})
     text = write_table(table, out_dir, f"{caption} {summary}")
     return Rendered(text, figures, files + [out_dir / "table.md"])
+
+
+def _one_data_title(label, data, roles):
+    """The legend title of a one-collection figure: the data each side ran on."""
+    role = roles.get(label)
+    kind = "synthetic" if data.synthetic else "real substitute"
+    return (f"ours: {label} ({kind}" + (f", in the paper's {role} role" if role else "") + ")"
+            + (f"; paper: its {role} data (private)" if role else ""))
+
+
+def _fig7_order_text(n_left, n_right):
+    """Fig. 7's x label: how the labels are ordered (and when a side is empty, that it is)."""
+    if n_left and n_right:
+        return (f"label: {n_left} that use other labels' models, then {n_right} that use "
+                "none; each by decreasing frequency")
+    who = "all" if n_left else "none"
+    return (f"label, by decreasing frequency ({who} of the {n_left + n_right} use other "
+            "labels' models)")
+
+
+def _draw_label_wins(ax, ap, spec, label, role):
+    """Fig. 7 (b): the share of labels where MSSBoost's AP is higher than each other
+    ensemble's, ours as bars, the paper's (``labels_beats_<method>`` of ``labels``, Sec.
+    6.2.3) as hollow "paper" diamonds, each with its count."""
+    n = len(ap["MSSBoost"])
+    others = [m for m in ("NSBoost", "RSBag") if m in ap]
+    total = spec.paper_value(label, "MSSBoost", "labels", role=role)
+    for i, m in enumerate(others):
+        wins = int(np.sum(ap["MSSBoost"] > ap[m]))
+        ax.bar(i, 100 * wins / n, 0.6, color=method_colour("MSSBoost"), alpha=0.6,
+               label="ours: labels where MSSBoost's AP is higher")
+        ax.annotate(f"{wins}/{n}", (i, 100 * wins / n), xytext=(0, -3), fontsize=6,
+                    textcoords="offset points", ha="center", va="top")
+        pv = spec.paper_value(label, "MSSBoost", f"labels_beats_{m}", role=role)
+        if pv is not None and total is not None and isinstance(pv.value, (int, float)):
+            share = 100 * pv.value / total.value
+            ax.plot([i], [share], **paper_kw(method_colour("MSSBoost"),
+                                             label=f"{PAPER_LABEL} (TREC, Sec. 6.2.3)"))
+            ax.annotate(f"{pv.value:g}/{total.value:g}", (i, share), xytext=(0, 5),
+                        fontsize=6, textcoords="offset points", ha="center", va="bottom")
+    ax.set_xticks(range(len(others)), [f"vs\n{m}" for m in others])
+    ax.set_xlim(-0.6, len(others) - 0.4)
+    ax.set_ylim(0, 112)
+    ax.set_yticks([0, 25, 50, 75, 100])
+    ax.set_ylabel("labels where MSSBoost's\nAP is higher (%)")
+    ax.set_title("(b) labels won")
 
 
 @register_renderer("mssboost/fig8", options=OneCollectionOptions)
