@@ -46,7 +46,9 @@ def _roles(spec):
     return {d.display: d.role or "" for d in spec.datasets}
 
 
-def _caption(result, extra=""):
+def _caption(result, extra="", paper_shown=True):
+    """The collections and their roles; ``paper_shown``: whether the figure draws paper
+    numbers beside them (else the caption says the paper gives none for it)."""
     roles = _roles(result.spec)
     parts = []
     for label, data in result.datasets.items():
@@ -55,7 +57,8 @@ def _caption(result, extra=""):
         parts.append(f"{label} ({kind}{'; in the paper’s ' + role + ' role' if role else ''})")
     text = ("Collections: " + ", ".join(parts) + result.caption_note + ". The paper's TREC and "
             "Consumer data are "
-            "private; paper numbers are shown beside the collection in the same role.")
+            "private; " + ("paper numbers are shown beside the collection in the same role."
+                           if paper_shown else "the paper gives no numbers for this figure."))
     return f"{text} {extra}".strip()
 
 
@@ -520,12 +523,13 @@ def render_fig7(result, out_dir, spec):
     return Rendered(text, figures, files + [out_dir / "table.md"])
 
 
-def _one_data_title(label, data, roles):
-    """The legend title of a one-collection figure: the data each side ran on."""
+def _one_data_title(label, data, roles, paper="paper: its {role} data (private)"):
+    """The legend title of a one-collection figure: the data each side ran on (``paper``
+    says the paper's side, ``{role}`` filled in)."""
     role = roles.get(label)
     kind = "synthetic" if data.synthetic else "real substitute"
     return (f"ours: {label} ({kind}" + (f", in the paper's {role} role" if role else "") + ")"
-            + (f"; paper: its {role} data (private)" if role else ""))
+            + (f"; {paper.format(role=role)}" if role else ""))
 
 
 def _fig7_order_text(n_left, n_right):
@@ -579,16 +583,24 @@ def render_fig8(result, out_dir, spec):
     sign = np.sign(alphas)
     fig, (ax,) = panel_grid(1, width=max(5.0, 0.16 * n_cols + 2),
                             panel_height=max(4.0, 0.13 * len(sign) + 1.4))
-    ax.imshow(sign, cmap=ListedColormap(["grey", "white", "tab:blue"]), vmin=-1, vmax=1,
-              aspect="auto", interpolation="nearest")
+    colours = (FIG8_COLOURS["negative"], "white", FIG8_COLOURS["positive"])
+    ax.imshow(sign, cmap=ListedColormap(colours), vmin=-1, vmax=1, aspect="auto",
+              interpolation="nearest")
     ax.set_yticks(np.arange(len(sign)), data.label_names, fontsize=6)
-    ax.set_xticks(np.arange(len(own)), [data.label_names[i] for i in own], rotation=90,
-                  fontsize=6)
+    # "t label": a label may head several columns (its models chosen more than once)
+    ax.set_xticks(np.arange(len(own)), [f"{t} {data.label_names[i]}"
+                                        for t, i in enumerate(own, start=1)],
+                  rotation=90, fontsize=6)
     ax.xaxis.tick_top()
+    ax.xaxis.set_label_position("top")
+    ax.set_xlabel("base model t, by the label it was learned for")
+    ax.set_ylabel(r"label $l$ (its weights $\alpha_{t,l}$ along the row)")
+    _fig8_legend(fig, label, data, _roles(result.spec).get(label))
     caption = _caption(result, f"Fig. 8 on {label}: sign of MSSBoost's weights, labels × the "
-                               f"first {len(own)} selected models (column: the label the model "
-                               "was learned for); blue positive, grey negative, white zero "
-                               "(first repetition).")
+                               f"first {len(own)} selected models (column: t and the label the "
+                               "model was learned for); blue positive, grey negative, white "
+                               "zero (first repetition). The paper's Fig. 8 (its TREC labels) "
+                               "gives no numbers; its reading is claim 7.", paper_shown=False)
     files = save_styled(fig, out_dir, "fig8", title=f"{spec.title} ({label})")
     used = (alphas != 0).sum(axis=0)
     figures = {"labels_per_model.mean": float(used.mean())}
@@ -599,6 +611,24 @@ def render_fig8(result, out_dir, spec):
                           "labels with a negative weight": (alphas < 0).sum(axis=0)})
     text = write_table(table, out_dir, f"{caption} {summary}")
     return Rendered(text, figures, files + [out_dir / "table.md"])
+
+
+#: Fig. 8's colours: the paper's "blue means positive and grey means negative"
+FIG8_COLOURS = {"positive": "#0072B2", "negative": "#999999"}
+
+
+def _fig8_legend(fig, label, data, role):
+    """Fig. 8's colour key, below the matrix, titled with the data it ran on."""
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor=FIG8_COLOURS["positive"]),
+               Patch(facecolor=FIG8_COLOURS["negative"]),
+               Patch(facecolor="white", edgecolor="black", lw=0.5)]
+    names = ["positive weight", "negative weight", "zero (model not used by the label)"]
+    return figure_legend(fig, handles=handles, labels=names, ncols=3,
+                         title=_one_data_title(label, data, {label: role},
+                                               paper="the paper's Fig. 8: its {role} data, "
+                                                     "no numbers"))
 
 
 # -- Sec. 6.2.1: settings by 2-fold CV -----------------------------------------------------
