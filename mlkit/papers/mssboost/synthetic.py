@@ -195,7 +195,8 @@ def _error_at(records, method, t):
 
 @register_renderer("mssboost/fig4", options=Fig4Options)
 def render_fig4(result, out_dir, spec):
-    """Fig. 4: test error vs number of base models, RSBag / NSBoost / MSSBoost."""
+    """Fig. 4: test Hamming error vs number of base models, RSBag / NSBoost / MSSBoost,
+    with where the paper says each reaches its best (Sec. 6.1)."""
     records = result.records
     tol = spec.options.converge_tol
     n_runs = spec.protocol.repeats
