@@ -274,7 +274,7 @@ def render_fig5(result, out_dir, spec):
                        "dotted: our Baseline)"
                        + ("; the paper's Table 2 Mean-AP of the collection in the same role: "
                           "its Baseline as a dashed line, its ensembles (100 models) as hollow "
-                          "diamonds at t = 100." if n_paper else
+                          "diamonds at our last t." if n_paper else
                           "; the paper gives no Mean-AP for these roles."))
     files = save_styled(fig, out_dir, "fig5", title=spec.title)
     rows = [{"collection": k.split(".")[1], "method": k.split(".", 2)[2],
@@ -523,13 +523,13 @@ def render_fig7(result, out_dir, spec):
     return Rendered(text, figures, files + [out_dir / "table.md"])
 
 
-def _one_data_title(label, data, roles, paper="paper: its {role} data (private)"):
+def _one_data_title(label, data, roles, paper="paper: its {role} data (private)", sep="; "):
     """The legend title of a one-collection figure: the data each side ran on (``paper``
-    says the paper's side, ``{role}`` filled in)."""
+    says the paper's side, ``{role}`` filled in, after ``sep``)."""
     role = roles.get(label)
     kind = "synthetic" if data.synthetic else "real substitute"
     return (f"ours: {label} ({kind}" + (f", in the paper's {role} role" if role else "") + ")"
-            + (f"; {paper.format(role=role)}" if role else ""))
+            + (f"{sep}{paper.format(role=role)}" if role else ""))
 
 
 def _fig7_order_text(n_left, n_right):
@@ -628,7 +628,7 @@ def _fig8_legend(fig, label, data, role):
     return figure_legend(fig, handles=handles, labels=names, ncols=3,
                          title=_one_data_title(label, data, {label: role},
                                                paper="the paper's Fig. 8: its {role} data, "
-                                                     "no numbers"))
+                                                     "no numbers", sep="\n"))
 
 
 # -- Sec. 6.2.1: settings by 2-fold CV -----------------------------------------------------
