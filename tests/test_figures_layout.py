@@ -339,6 +339,13 @@ def test_mssboost_fig5_draws_the_papers_table2_values_each_in_the_legend(data_mi
         mark = lines["paper: MSSBoost (Table 2, T = 100)"]
         assert mark.get_xydata().tolist() == [[100.0, pytest.approx(mss)]]
         assert mark.get_markerfacecolor() == "none"
+    # Sec. 6.2.3 on TREC: 36 / 54 / 60 models for a Mean-AP of 0.38 (MSSBoost / NSBoost /
+    # RSBag), hollow circles on the TREC-role panels only
+    points = {title: sorted(tuple(line.get_xydata()[0]) for line in lines
+                            if line.get_label() == "paper: models to reach 0.38 (Sec. 6.2.3)")
+              for title, lines in by_panel.items()}
+    assert points["corel5k-top39 (TREC role)"] == [(36, 0.38), (54, 0.38), (60, 0.38)]
+    assert points["scene (Consumer role)"] == []
 
 
 def test_mssboost_fig6_draws_the_papers_speedups_and_every_bar_style(data_mirror, drawn):

@@ -12,6 +12,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 from matplotlib.colors import ListedColormap
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -274,7 +275,7 @@ def render_fig5(result, out_dir, spec):
                        "dotted: our Baseline)"
                        + ("; the paper's Table 2 Mean-AP of the collection in the same role: "
                           "its Baseline as a dashed line, its ensembles (100 models) as hollow "
-                          "diamonds at our last t." if n_paper else
+                          "diamonds at our last t" + _level_text(spec) + "." if n_paper else
                           "; the paper gives no Mean-AP for these roles."))
     files = save_styled(fig, out_dir, "fig5", title=spec.title)
     rows = [{"collection": k.split(".")[1], "method": k.split(".", 2)[2],
@@ -283,11 +284,16 @@ def render_fig5(result, out_dir, spec):
     return Rendered(text, figures, files + [out_dir / "table.md"])
 
 
+#: Fig. 5's legend label of the paper's curve points (Sec. 6.2.3: models to reach a level)
+LEVEL_LABEL = "paper: models to reach {:g} (Sec. 6.2.3)"
+
+
 def _draw_paper_map(ax, spec, run_spec, label, role, last):
     """Draw the paper's Table 2 Mean-AP of the collection in ``label``'s ``role`` in its
     "paper" style: the Baseline as a dashed line, each ensemble (its T = 100 models) as a
-    hollow diamond at t = ``last`` (our last model, 100 in Table 2's runs). Returns how
-    many values were drawn."""
+    hollow diamond at t = ``last`` (our last model, 100 in Table 2's runs); and the points
+    of its curves the text gives (``models_to_level`` models to reach Mean-AP ``level``,
+    fig5.yaml) as hollow circles. Returns how many values were drawn."""
     drawn = 0
     pv = _paper_map(spec, run_spec, label, "Baseline", role)
     if pv is not None:
@@ -300,10 +306,31 @@ def _draw_paper_map(ax, spec, run_spec, label, role, last):
             ax.plot([last], [pv], **paper_kw(method_colour(method),
                                              label=f"paper: {method} (Table 2, T = 100)"))
             drawn += 1
+        # a point of the paper's curve: the models needed to reach a Mean-AP level
+        t = spec.paper_value(label, method, "models_to_level", role=role)
+        level = spec.paper_value(label, method, "level", role=role)
+        if t is not None and level is not None and t.value <= last:
+            kw = paper_kw(method_colour(method), label=LEVEL_LABEL.format(level.value))
+            ax.plot([t.value], [level.value], **{**kw, "marker": "o"})
+            drawn += 1
     if drawn:
         lo, hi = ax.get_xlim()
         ax.set_xlim(lo, max(hi, last * 1.04))     # the diamonds at t = last inside the frame
     return drawn
+
+
+def _level_text(spec):
+    """The caption's words for the paper's curve points of fig5.yaml (empty if none)."""
+    parts = []
+    for role in spec.reported:
+        pts = [(m, spec.paper_value(role, m, "models_to_level"), spec.paper_value(role, m, "level"))
+               for m in ENSEMBLES]
+        pts = [(m, t.value, lev.value) for m, t, lev in pts if t is not None and lev is not None]
+        if pts:
+            parts.append(f"{role}: " + ", ".join(f"{m} {t:g} models to reach {lev:g}"
+                                                 for m, t, lev in pts))
+    return ("; hollow circles: the paper's ensembles' models to reach a Mean-AP level "
+            f"(Sec. 6.2.3; {'; '.join(parts)})") if parts else ""
 
 
 def _legend_entries(axes):
@@ -313,8 +340,14 @@ def _legend_entries(axes):
         for h, lab in zip(*ax.get_legend_handles_labels()):
             if lab and not lab.startswith("_") and lab not in seen:
                 seen[lab] = h
-    order = sorted(seen, key=lambda lab: lab.startswith(PAPER_LABEL))
-    return [seen[lab] for lab in order], order
+    level = LEVEL_LABEL.split("{")[0]
+    order = sorted(seen, key=lambda lab: (lab.startswith(PAPER_LABEL), lab.startswith(level)))
+    handles = [seen[lab] for lab in order]
+    for i, lab in enumerate(order):          # one entry for points in every method's colour
+        if lab.startswith(level):
+            handles[i] = Line2D([], [], ls="none", marker="o", ms=5, mfc="none", mec="black",
+                                mew=1.3)
+    return handles, order
 
 
 def _data_title(result, roles, sep="\n"):
