@@ -489,19 +489,26 @@ def plot_curves_cmd(ctx, source, metric, out):
     for m in metrics:
         if not any(m in r["curves"] for r in curved):
             raise MlkitError(f"no curve of metric {m!r} in {out_dir}")
-        paper = {}
+        paper, paper_models = {}, {}
         if spec is not None and len(sets) == 1:
             for method in sorted({r["method"] for r in curved}):
                 pv = spec.paper_value(sets[0], method, m)
                 if pv is not None and isinstance(pv.value, (int, float)):
                     paper[method] = float(pv.value)
+                # the paper's "reaches its best with T models" (MSSBoost Fig. 4)
+                pv = spec.paper_value(sets[0], method, "models_to_best")
+                if pv is not None and pv.value is not None:
+                    paper_models[method] = pv.value
         title = (spec.title if spec is not None and spec.title else
                  f"{metric_name(m)} vs number of base models ({out_dir.name})")
         caption = f"Data: {provenance}." if provenance else ""
         caption += (" Hollow markers: the paper's values (the config's reported numbers)."
                     if paper else " The config reports no paper value of this metric.")
+        if paper_models:
+            caption += (" Dashed lines: the number of models with which the paper says each "
+                        "method reaches its best (the config's models_to_best).")
         written += plot_curves(curved, m, out or out_dir, f"curves_{m}", caption=caption.strip(),
-                               title=title, paper=paper,
+                               title=title, paper=paper, paper_models=paper_models,
                                data=f"ours ({kinds.pop()})" if len(kinds) == 1 else None)
     for p in written:
         click.echo(f"wrote {p}")

@@ -284,3 +284,108 @@ def test_sparsemi_figures_draw_the_paper_beside_ours(data_mirror, drawn, fig):
     assert texts == [figure._suptitle.get_text()] and "\n" not in texts[0]
     caption = (REPO / "results" / "sparsemi" / fig / "table.md").read_text().split("\n")[0]
     assert said in caption and "Data:" in caption
+
+
+def _paper_lines(figure):
+    """(axes index, line) of every artist labelled as the paper's (legend label "paper...")."""
+    return [(a, line) for a, ax in enumerate(figure.axes) for line in ax.lines
+            if line.get_label().startswith("paper")]
+
+
+def test_mssboost_fig4_draws_where_the_paper_says_each_curve_is_at_its_best(data_mirror, drawn):
+    """Sec. 6.1: MSSBoost at its best with 5 models, NSBoost with at least 12, RSBag not
+    within 20 (fig4.yaml reported): dashed lines in each method's colour."""
+    from matplotlib.colors import to_hex
+
+    from mlkit.report.style import method_colour
+
+    figure = drawn("mssboost/fig4")["fig4"]
+    lines = {line.get_label(): line for _, line in _paper_lines(figure)}
+    assert set(lines) == {"paper: MSSBoost best at 5", "paper: NSBoost best at ≥ 12",
+                          "paper: RSBag not best within 20"}
+    for label, x in (("paper: MSSBoost best at 5", 5), ("paper: NSBoost best at ≥ 12", 12),
+                     ("paper: RSBag not best within 20", 20)):
+        assert lines[label].get_xdata()[0] == x and lines[label].get_linestyle() == "--"
+        method = label.split()[1]
+        assert to_hex(lines[label].get_color()) == to_hex(method_colour(method))
+    (ax,) = figure.axes
+    assert ax.get_ylabel() == "Hamming error"
+    assert "Hamming error" in figure._suptitle.get_text()
+    colours = {line.get_label(): to_hex(line.get_color()) for line in ax.lines
+               if not line.get_label().startswith(("paper", "_"))}
+    assert colours["MSSBoost"] != colours["MSSBoost (intercept)"]
+    assert "synthetic" in figure.legends[0].get_title().get_text()
+
+
+def test_mssboost_fig5_draws_the_papers_table2_values_each_in_the_legend(data_mirror, drawn):
+    """The paper's Baseline (a dashed line) and its three ensembles at T = 100 (hollow
+    diamonds at t = 100) of Table 2 for the collection in the same role, each in the
+    legend."""
+    figure = drawn("mssboost/fig5")["fig5"]
+    legend = [ax.get_legend() for ax in figure.axes if ax.get_legend() is not None][0]
+    names = [t.get_text() for t in legend.get_texts()]
+    for method in ("Baseline", "RSBag", "NSBoost", "MSSBoost"):
+        assert any(n.startswith(f"paper: {method} (Table 2") for n in names), names
+    assert "paper" in legend.get_title().get_text()
+    by_panel = {figure.axes[a].get_title(): [] for a, _ in _paper_lines(figure)}
+    for a, line in _paper_lines(figure):
+        by_panel[figure.axes[a].get_title()].append(line)
+    # Table 2 of the paper: TREC Baseline .449, MSSBoost .456; Consumer Baseline .339
+    for title, (base, mss) in (("corel5k-top39 (TREC role)", (0.449, 0.456)),
+                               ("scene (Consumer role)", (0.339, 0.341))):
+        lines = {line.get_label(): line for line in by_panel[title]}
+        assert lines["paper: Baseline (Table 2)"].get_ydata()[0] == pytest.approx(base)
+        assert lines["paper: Baseline (Table 2)"].get_linestyle() == "--"
+        mark = lines["paper: MSSBoost (Table 2, T = 100)"]
+        assert mark.get_xydata().tolist() == [[100.0, pytest.approx(mss)]]
+        assert mark.get_markerfacecolor() == "none"
+    # Sec. 6.2.3 on TREC: 36 / 54 / 60 models for a Mean-AP of 0.38 (MSSBoost / NSBoost /
+    # RSBag), hollow circles on the TREC-role panels only
+    points = {title: sorted(tuple(line.get_xydata()[0]) for line in lines
+                            if line.get_label() == "paper: models to reach 0.38 (Sec. 6.2.3)")
+              for title, lines in by_panel.items()}
+    assert points["corel5k-top39 (TREC role)"] == [(36, 0.38), (54, 0.38), (60, 0.38)]
+    assert points["scene (Consumer role)"] == []
+
+
+def test_mssboost_fig6_draws_the_papers_speedups_and_every_bar_style(data_mirror, drawn):
+    """Sec. 6.2.3: 20x / 35x (TREC) and 30x / 60x (Consumer) at 100% / 90% of the
+    Baseline's Mean-AP, hollow diamonds in the speed-up panel; the legend names the
+    @100% bars even when no run reaches 100%."""
+    figure = drawn("mssboost/fig6")["fig6"]
+    values = sorted(line.get_ydata()[0] for _, line in _paper_lines(figure))
+    assert values == sorted([20, 35] * 3 + [30, 60])
+    names = [t.get_text() for t in figure.legends[0].get_texts()]
+    assert {"Baseline", "MSSBoost @100%", "MSSBoost @90%"} <= set(names)
+    assert "paper" in figure.legends[0].get_title().get_text()
+
+
+def test_mssboost_fig7_draws_the_papers_label_counts_and_explains_its_divider(data_mirror,
+                                                                              drawn):
+    """Sec. 6.2.3: MSSBoost above NSBoost on 30/39 labels and above RSBag on 34/39 (hollow
+    diamonds, in percent); the divider only when both regions hold labels, and then in the
+    legend."""
+    figure = drawn("mssboost/fig7")["fig7"]
+    values = sorted(line.get_ydata()[0] for _, line in _paper_lines(figure))
+    assert values == pytest.approx([100 * 30 / 39, 100 * 34 / 39])
+    ax = figure.axes[0]
+    dividers = [line for line in ax.lines if line.get_label().startswith("left | right")]
+    shares = "all of the" in ax.get_xlabel() or "none of the" in ax.get_xlabel()
+    assert len(dividers) == (0 if shares else 1)
+    names = [t.get_text() for t in figure.legends[0].get_texts()]
+    assert all(line.get_label() in names for line in dividers)
+
+
+def test_mssboost_fig8_has_a_colour_key_axis_titles_and_distinct_columns(data_mirror, drawn):
+    """The matrix's colours in a legend, both axes titled, every column named once, and
+    a caption that promises no paper numbers (the paper's Fig. 8 gives none)."""
+    figure = drawn("mssboost/fig8")["fig8"]
+    ax = figure.axes[0]
+    names = [t.get_text() for t in figure.legends[0].get_texts()]
+    assert names[:2] == ["positive weight", "negative weight"]
+    assert ax.get_xlabel() and ax.get_ylabel()
+    columns = [t.get_text() for t in ax.get_xticklabels()]
+    assert len(set(columns)) == len(columns)
+    assert not _paper_lines(figure)
+    caption = (REPO / "results" / "mssboost" / "fig8" / "table.md").read_text().split("\n")[0]
+    assert "gives no numbers" in caption and "numbers are shown beside" not in caption

@@ -25,7 +25,8 @@ def test_every_method_colour_is_colour_blind_safe_and_distinct_within_a_paper():
     palette = {to_hex(c) for c in OKABE_ITO.values()}
     assert {to_hex(c) for c in METHOD_COLOURS.values()} <= palette
     papers = {
-        "mssboost": ["MSSBoost", "RSBag", "NSBoost", "Bagging", "Subspace", "Baseline"],
+        "mssboost": ["MSSBoost", "RSBag", "NSBoost", "Bagging", "Subspace", "Baseline",
+                     "MSSBoost (intercept)"],
         "sparsemi": ["SparseMI", "MI-Kernel", "MILES", "mi-SVM", "MI-SVM", "RS", "RSVM"],
         "sparsemi fig3": ["SparseMI random", "SparseMI kmeans", "SparseMI svm"],
         "hfss": ["HFSS (all)", "HFSS (bestK)", "HFSS (bestK+PCA)", "HFSS (forward)",
@@ -205,3 +206,26 @@ def test_the_check_sees_data_clipped_by_the_frame(close_all):
     ax.plot([0, 1, 2], [0, 5, 1])
     ax.set_ylim(0, 2)
     assert any("clipped" in p for p in _problems(fig))
+
+
+def test_the_papers_number_of_models_is_a_dashed_line_at_that_number(close_all):
+    """"5", ">= 12" and "> 20" (of a 20-model curve) as the paper writes them; a text
+    without a number draws nothing."""
+    import matplotlib.pyplot as plt
+
+    from mlkit.report.summaries import paper_models_line
+
+    fig, ax = plt.subplots()
+    ax.plot(np.arange(1, 21), np.linspace(0.4, 0.1, 20))
+    five = paper_models_line(ax, "MSSBoost", "5", 20)
+    twelve = paper_models_line(ax, "NSBoost", ">= 12", 20)
+    beyond = paper_models_line(ax, "RSBag", "> 20", 20)
+    assert paper_models_line(ax, "RSBag", "not reported", 20) is None
+    assert [line.get_xdata()[0] for line in (five, twelve, beyond)] == [5, 12, 20]
+    assert five.get_label() == "paper: MSSBoost best at 5"
+    assert twelve.get_label() == "paper: NSBoost best at ≥ 12"
+    assert beyond.get_label() == "paper: RSBag not best within 20"
+    assert {line.get_linestyle() for line in (five, twelve, beyond)} == {"--"}
+    assert to_hex(twelve.get_color()) == to_hex(method_colour("NSBoost"))
+    arrows = [line for line in ax.lines if line.get_marker() == ">"]
+    assert len(arrows) == 1 and ax.get_xlim()[1] >= 20.7     # the arrow inside the frame

@@ -63,6 +63,7 @@ METHOD_COLOURS = {
     # MSSBoost (Yan et al. 2007)
     "MSSBoost": _C["blue"], "RSBag": _C["orange"], "NSBoost": _C["bluish green"],
     "Bagging": _C["vermillion"], "Subspace": _C["reddish purple"], "Baseline": _C["black"],
+    "MSSBoost (intercept)": _C["sky blue"],   # MSSBoost started at the labels' log-odds
     # SparseMI (Fu et al. 2013); Fig. 3's initialisation schemes
     "SparseMI": _C["blue"], "MI-Kernel": _C["orange"], "MILES": _C["bluish green"],
     "mi-SVM": _C["vermillion"], "MI-SVM": _C["reddish purple"], "RS": _C["sky blue"],

@@ -1,5 +1,6 @@
 """Aggregations of run records shared by every target: learning curves."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -7,10 +8,10 @@ import numpy as np
 from .._io import write_text
 from ..registry import METRICS
 from .figures import integer_ticks
-from .style import (SINGLE_COLUMN, figure_legend, method_colour, panel_grid, paper_kw,
-                    save_styled, styled)
+from .style import (PAPER_LABEL, SINGLE_COLUMN, figure_legend, method_colour, panel_grid,
+                    paper_kw, save_styled, styled)
 
-__all__ = ["mean_curves", "plot_curves", "metric_name"]
+__all__ = ["mean_curves", "plot_curves", "paper_models_line", "metric_name"]
 
 
 def _records_by_method(records):
@@ -40,9 +41,33 @@ def metric_name(metric):
     return meta.get("axis_label") or meta.get("label", metric)
 
 
+def paper_models_line(ax, method, written, last):
+    """Draw the paper's "``method`` reaches its best with ``written`` models" ("5", ">= 12",
+    "> 20") as a dashed vertical line in the method's colour at that number (the paper's
+    "paper" line style); a number beyond the curve's ``last`` stage ("> 20" of a 20-model
+    curve) is a line at ``last`` topped by a hollow right arrow. Returns the line, or None
+    when ``written`` holds no number."""
+    match = re.match(r"\s*(>=|≥|>|~)?\s*(\d+(?:\.\d+)?)\s*$", str(written))
+    if match is None:
+        return None
+    rel, n = match.group(1) or "", float(match.group(2))
+    rel = {">=": "≥ ", "≥": "≥ ", ">": "> ", "~": "~"}.get(rel, "")
+    colour = method_colour(method)
+    beyond = rel == "> " and n >= last
+    text = (f"{PAPER_LABEL}: {method} not best within {n:g}" if beyond else
+            f"{PAPER_LABEL}: {method} best at {rel}{n:g}")
+    line = ax.axvline(min(n, last), **paper_kw(colour, kind="line", label=text))
+    if beyond:
+        ax.plot([last + 0.25], [0.93], marker=">", ms=5, mfc="none", mec=colour, mew=1.2,
+                ls="none", transform=ax.get_xaxis_transform(), label="_" + text, zorder=5)
+        lo, hi = ax.get_xlim()
+        ax.set_xlim(lo, max(hi, last + 0.7))
+    return line
+
+
 @styled
 def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
-                max_stages=None, hline=None, paper=None, data=None):
+                max_stages=None, hline=None, paper=None, paper_models=None, data=None):
     """Learning curves (metric vs number of base models), mean line with a ±1 sd band,
     in the figure style of :mod:`mlkit.report.style`.
 
@@ -50,7 +75,10 @@ def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
     scaled to the data unless ``ylim`` is given (it is then widened to hold every mean).
     ``hline``: optional (label, value) drawn dotted, e.g. a baseline's Mean-AP.
     ``paper``: {method: the paper's value of ``metric`` at the last stage}, drawn as the
-    style's hollow "paper" marker there. ``data``: what the runs ran on, the legend's
+    style's hollow "paper" marker there. ``paper_models``: {method: the paper's number of
+    models at which the method reaches its best, as written ("5", ">= 12", "> 20")}, drawn
+    as the style's dashed "paper" line at that number (:func:`paper_models_line`). ``data``:
+    what the runs ran on, the legend's
     title (e.g. "ours (synthetic data)"). The image holds a one-line ``title`` (default
     "<metric> vs number of base models"); ``caption`` goes to ``<name>.md`` beside it.
     Returns the files written (the PNG, PDF and caption).
@@ -59,7 +87,8 @@ def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
     if not curves:
         return []
     label = metric_name(metric)
-    fig, (ax,) = panel_grid(1, width=1.4 * SINGLE_COLUMN, panel_height=2.8)
+    fig, (ax,) = panel_grid(1, width=1.4 * SINGLE_COLUMN,
+                            panel_height=3.4 if paper_models else 2.8)
     last = {}
     for method, (x, mean, sd) in curves.items():
         if max_stages:
@@ -74,6 +103,9 @@ def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
     for method, value in (paper or {}).items():
         if method in last:
             ax.plot([last[method]], [value], **paper_kw(method_colour(method)))
+    for method, written in (paper_models or {}).items():
+        if method in last:
+            paper_models_line(ax, method, written, last[method])
     ax.set_xlabel("number of base models")
     integer_ticks(ax.xaxis)
     ax.set_ylabel(label)
@@ -81,7 +113,7 @@ def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
         lo, hi = ax.get_ylim()          # autoscaled to the data: a fixed range never clips
         ax.set_ylim(min(ylim[0], lo), max(ylim[1], hi))
     ax.grid(alpha=0.3)
-    figure_legend(fig, [ax], ncols=3, title=data)
+    figure_legend(fig, [ax], ncols=2 if paper_models else 3, title=data)
     title = title or f"{label} vs number of base models"
     files = save_styled(fig, out_dir, name, title=title)
     if caption:

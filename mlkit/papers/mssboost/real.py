@@ -12,13 +12,15 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 from matplotlib.colors import ListedColormap
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..._errors import MlkitError
 from ...report import format_mean_ci, write_table
 from ...report.figures import integer_ticks
-from ...report.style import (DOUBLE_COLUMN, figure_legend, method_colour, panel_grid,
-                             paper_kw, save_styled, styled)
+from ...report.style import (DOUBLE_COLUMN, PAPER_LABEL, figure_legend, legend_cell,
+                             method_colour, panel_grid, paper_kw, save_styled, styled)
 from ...report.summaries import mean_curves
 from ...stats import mean_confidence_interval, paired_ttest, run_values, sign_test
 from ...targets import (Rendered, register_renderer, resolve_target, saved_results,
@@ -45,7 +47,9 @@ def _roles(spec):
     return {d.display: d.role or "" for d in spec.datasets}
 
 
-def _caption(result, extra=""):
+def _caption(result, extra="", paper_shown=True):
+    """The collections and their roles; ``paper_shown``: whether the figure draws paper
+    numbers beside them (else the caption says the paper gives none for it)."""
     roles = _roles(result.spec)
     parts = []
     for label, data in result.datasets.items():
@@ -54,7 +58,8 @@ def _caption(result, extra=""):
         parts.append(f"{label} ({kind}{'; in the paper’s ' + role + ' role' if role else ''})")
     text = ("Collections: " + ", ".join(parts) + result.caption_note + ". The paper's TREC and "
             "Consumer data are "
-            "private; paper numbers are shown beside the collection in the same role.")
+            "private; " + ("paper numbers are shown beside the collection in the same role."
+                           if paper_shown else "the paper gives no numbers for this figure."))
     return f"{text} {extra}".strip()
 
 
@@ -239,7 +244,9 @@ def render_fig5(result, out_dir, spec):
     """Fig. 5: Mean-AP vs number of base models."""
     roles = _roles(result.spec)
     labels = list(result.datasets)
-    fig, axes = panel_grid(len(labels), panel_height=2.4)
+    # one more cell than collections: the legend takes the first spare cell of the grid
+    fig, axes = panel_grid(len(labels) + 1, panel_height=2.4)
+    axes, spare = axes[:-1], axes[-1]
     figures, n_paper = {}, 0
     for ax, label in zip(axes, labels):
         recs = _by(result.records, label)
@@ -248,41 +255,110 @@ def render_fig5(result, out_dir, spec):
         for method in ENSEMBLES + (INTERCEPT,):
             if method in curves:
                 x, mean, _ = curves[method]
-                ax.plot(x, mean, label=method, lw=1.3, ls=":" if method == INTERCEPT else "-",
-                        color=method_colour("MSSBoost" if method == INTERCEPT else method))
+                ax.plot(x, mean, label=method, lw=1.3, color=method_colour(method))
                 figures[f"mean_ap_final.{label}.{method}"] = float(mean[-1])
                 last = max(last, int(x[-1]))
         base = _by(recs, method="Baseline")
-        if base:
-            ax.axhline(_mean_metric(base)[0], ls="--", color=method_colour("Baseline"), lw=1,
+        if base:                                   # dotted: dashed is the paper's
+            ax.axhline(_mean_metric(base)[0], ls=":", color=method_colour("Baseline"), lw=1.2,
                        label="Baseline")
-        # the paper's final Mean-AP (Table 2, its T) of the collection in the same role,
-        # drawn as a marker at our last T in the method's colour
-        step = 0.035 * max(last - 1, 1)            # side by side: close values stay legible
-        for i, method in enumerate(ENSEMBLES + ("Baseline",)):
-            pv = _paper_map(spec, result.spec, label, method, roles[label])
-            if pv is not None:
-                kw = paper_kw(method_colour(method), label="paper (Table 2, T = 100)")
-                if n_paper:
-                    kw["label"] = None                 # one legend entry for the paper's values
-                ax.plot([last + i * step], [pv], **kw)
-                n_paper += 1
+        n_paper += _draw_paper_map(ax, spec, result.spec, label, roles[label], last)
         ax.set_title(f"{label} ({roles[label]} role)")
         ax.set_xlabel("number of base models")
         integer_ticks(ax.xaxis)
         ax.set_ylabel("Mean-AP")
         ax.grid(alpha=0.3)
-    figure_legend(fig, axes)
+    handles, names = _legend_entries(axes)
+    legend_cell(spare, handles, names, title=_data_title(result, roles))
     caption = _caption(result, "Fig. 5: Mean-AP of the first t base models (mean over runs; "
-                       f"dotted: {INTERCEPT}, started from the labels' log-odds)"
-                       + ("; hollow diamonds: the paper's final Mean-AP (Table 2, its 100 models) for the "
-                          "collection in the same role." if n_paper else
+                       f"{INTERCEPT}: started from the labels' log-odds, not in the paper; "
+                       "dotted: our Baseline)"
+                       + ("; the paper's Table 2 Mean-AP of the collection in the same role: "
+                          "its Baseline as a dashed line, its ensembles (100 models) as hollow "
+                          "diamonds at our last t" + _level_text(spec) + "." if n_paper else
                           "; the paper gives no Mean-AP for these roles."))
     files = save_styled(fig, out_dir, "fig5", title=spec.title)
     rows = [{"collection": k.split(".")[1], "method": k.split(".", 2)[2],
              "final Mean-AP (mean over runs)": v} for k, v in figures.items()]
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     return Rendered(text, figures, files + [out_dir / "table.md"])
+
+
+#: Fig. 5's legend label of the paper's curve points (Sec. 6.2.3: models to reach a level)
+LEVEL_LABEL = "paper: models to reach {:g} (Sec. 6.2.3)"
+
+
+def _draw_paper_map(ax, spec, run_spec, label, role, last):
+    """Draw the paper's Table 2 Mean-AP of the collection in ``label``'s ``role`` in its
+    "paper" style: the Baseline as a dashed line, each ensemble (its T = 100 models) as a
+    hollow diamond at t = ``last`` (our last model, 100 in Table 2's runs); and the points
+    of its curves the text gives (``models_to_level`` models to reach Mean-AP ``level``,
+    fig5.yaml) as hollow circles. Returns how many values were drawn."""
+    drawn = 0
+    pv = _paper_map(spec, run_spec, label, "Baseline", role)
+    if pv is not None:
+        ax.axhline(pv, **paper_kw(method_colour("Baseline"), kind="line",
+                                  label="paper: Baseline (Table 2)"))
+        drawn += 1
+    for method in ENSEMBLES:
+        pv = _paper_map(spec, run_spec, label, method, role)
+        if pv is not None:
+            ax.plot([last], [pv], **paper_kw(method_colour(method),
+                                             label=f"paper: {method} (Table 2, T = 100)"))
+            drawn += 1
+        # a point of the paper's curve: the models needed to reach a Mean-AP level
+        t = spec.paper_value(label, method, "models_to_level", role=role)
+        level = spec.paper_value(label, method, "level", role=role)
+        if t is not None and level is not None and t.value <= last:
+            kw = paper_kw(method_colour(method), label=LEVEL_LABEL.format(level.value))
+            ax.plot([t.value], [level.value], **{**kw, "marker": "o"})
+            drawn += 1
+    if drawn:
+        lo, hi = ax.get_xlim()
+        ax.set_xlim(lo, max(hi, last * 1.04))     # the diamonds at t = last inside the frame
+    return drawn
+
+
+def _level_text(spec):
+    """The caption's words for the paper's curve points of fig5.yaml (empty if none)."""
+    parts = []
+    for role in spec.reported:
+        pts = [(m, spec.paper_value(role, m, "models_to_level"), spec.paper_value(role, m, "level"))
+               for m in ENSEMBLES]
+        pts = [(m, t.value, lev.value) for m, t, lev in pts if t is not None and lev is not None]
+        if pts:
+            parts.append(f"{role}: " + ", ".join(f"{m} {t:g} models to reach {lev:g}"
+                                                 for m, t, lev in pts))
+    return ("; hollow circles: the paper's ensembles' models to reach a Mean-AP level "
+            f"(Sec. 6.2.3; {'; '.join(parts)})") if parts else ""
+
+
+def _legend_entries(axes):
+    """(handles, labels): every distinct label of ``axes``, ours first, then the paper's."""
+    seen = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab and not lab.startswith("_") and lab not in seen:
+                seen[lab] = h
+    level = LEVEL_LABEL.split("{")[0]
+    order = sorted(seen, key=lambda lab: (lab.startswith(PAPER_LABEL), lab.startswith(level)))
+    handles = [seen[lab] for lab in order]
+    for i, lab in enumerate(order):          # one entry for points in every method's colour
+        if lab.startswith(level):
+            handles[i] = Line2D([], [], ls="none", marker="o", ms=5, mfc="none", mec="black",
+                                mew=1.3)
+    return handles, order
+
+
+def _data_title(result, roles, sep="\n"):
+    """A legend's title: which data each side ran on, ours then the paper's on their own
+    line (our line broken in two, joined by ``sep``)."""
+    synthetic = [lab for lab, d in result.datasets.items() if d.synthetic]
+    lines = ["ours: real substitutes"] if len(synthetic) < len(result.datasets) else []
+    if synthetic:
+        lines.append(("and " if lines else "ours: ") + f"{', '.join(synthetic)} (synthetic)")
+    paper = " / ".join(dict.fromkeys(r for r in roles.values() if r))
+    return sep.join(lines) + f"\npaper: its {paper} data (private)"
 
 
 def _paper_map(spec, run_spec, label, method, role):
@@ -326,10 +402,11 @@ def prediction_speedups(records, dataset, fractions=(1.0, 0.9), method="MSSBoost
 @register_renderer("mssboost/fig6")
 @styled
 def render_fig6(result, out_dir, spec):
-    """Fig. 6: prediction time, Baseline vs MSSBoost truncated at 100% / 90% of its Mean-AP."""
+    """Fig. 6: prediction time, Baseline vs MSSBoost truncated at 100% / 90% of its Mean-AP;
+    below, the speed-ups with the paper's (Sec. 6.2.3) beside ours."""
     roles = _roles(result.spec)
     rows, figures = [], {}
-    fig, (ax,) = panel_grid(1, width=DOUBLE_COLUMN, panel_height=2.8)
+    fig, (ax, ax_r) = panel_grid(2, ncols=1, width=DOUBLE_COLUMN, panel_height=2.5)
     xs, width = np.arange(len(result.datasets)), 0.25
     bars = (("Baseline", method_colour("Baseline"), 0.35),
             ("MSSBoost @100%", method_colour("MSSBoost"), 1.0),
@@ -355,21 +432,51 @@ def render_fig6(result, out_dir, spec):
             if t:
                 figures[f"models_needed.{label}.{int(frac * 100)}"] = t
                 _bar(ax, x, secs, width, bars[k], drawn)
+                ax_r.plot([x], [ratio], ls="none", marker="s", ms=5,
+                          color=method_colour("MSSBoost"), alpha=bars[k][2])
+                ax_r.annotate(f"{ratio:.2g}×", (x, ratio), xytext=(6, 0), fontsize=6,
+                              textcoords="offset points", ha="left", va="center")
             else:
                 missing.append((x, f"n/r\n@{int(frac * 100)}%"))
-    for x, text in missing:                  # inside the axes, above the baseline bars' foot
-        ax.text(x, 0.01, text, ha="center", va="bottom", fontsize=6,
-                transform=ax.get_xaxis_transform())
-    ax.set_xlim(-0.5, len(xs) - 0.5)
+            if isinstance(paper, (int, float)):
+                ax_r.plot([x], [paper], **paper_kw(method_colour("MSSBoost"),
+                                                   label=f"{PAPER_LABEL} (Sec. 6.2.3)"))
+                ax_r.annotate(f"{paper:g}×", (x, paper), xytext=(6, 0), fontsize=6,
+                              textcoords="offset points", ha="left", va="center")
+    for a in (ax, ax_r):                     # inside the axes, above the bars' foot
+        for x, text in missing:
+            a.text(x, 0.02, text, ha="center", va="bottom", fontsize=6,
+                   transform=a.get_xaxis_transform())
+        a.set_xlim(-0.5, len(xs) - 0.5)
+        a.set_xticks(xs, [f"{lab}\n({roles[lab]})" for lab in result.datasets])
     ax.set_ylim(bottom=0)
-    ax.set_xticks(xs, [f"{lab}\n({roles[lab]})" for lab in result.datasets])
-    ax.set_ylabel("prediction time on the test set (s)")
-    figure_legend(fig, [ax])
-    caption = _caption(result, "Fig. 6: prediction time of Baseline vs MSSBoost truncated at "
-                               "the fewest models whose mean curve reaches 100% / 90% of "
+    ax.set_ylabel("prediction time on\nthe test set (s)")
+    ax.set_title("(a) prediction time (ours)")
+    ax_r.set_yscale("log")
+    ax_r.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax_r.axhline(1, color="grey", lw=0.8, ls=":")
+    lo, hi = ax_r.get_ylim()
+    ax_r.set_ylim(min(lo, 0.3), max(hi, 100) * 1.6)
+    ax_r.set_ylabel("speed-up over Baseline\n(×, Baseline s / MSSBoost s)")
+    ax_r.set_title("(b) speed-up: paper beside ours")
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=c, alpha=a) for _, c, a in bars]
+    labels = [name for name, _, _ in bars]
+    for h, lab in zip(*ax_r.get_legend_handles_labels()):
+        if lab not in labels:
+            handles.append(h)
+            labels.append(lab)
+    figure_legend(fig, handles=handles, labels=labels, ncols=4,
+                  title=_data_title(result, roles, sep=" ")
+                  + "; n/r: not reached within T models")
+    caption = _caption(result, "Fig. 6: (a) prediction time of Baseline vs MSSBoost truncated "
+                               "at the fewest models whose mean curve reaches 100% / 90% of "
                                "Baseline's Mean-AP (n/r: not reached within T); seconds and "
                                "speed-ups are medians over the splits, the speed-up taken "
-                               "split by split.")
+                               "split by split. (b) the speed-ups on a log scale, ours (filled) "
+                               "beside the paper's (hollow diamonds, Sec. 6.2.3, for the "
+                               "collection in the same role); dotted: no speed-up.")
     files = save_styled(fig, out_dir, "fig6", title=spec.title)
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     return Rendered(text, figures, files + [out_dir / "table.md"])
@@ -406,18 +513,33 @@ def render_fig7(result, out_dir, spec):
     left = np.flatnonzero(shares)[np.argsort(-freq[shares])]
     right = np.flatnonzero(~shares)[np.argsort(-freq[~shares])]
     order = np.concatenate([left, right])
-    fig, (ax,) = panel_grid(1, width=max(DOUBLE_COLUMN, 0.2 * len(order)), panel_height=3.2)
+    fig, (ax, ax_w) = panel_grid(2, ncols=2, width=max(DOUBLE_COLUMN, 0.2 * len(order)) + 1.4,
+                                 panel_height=3.4, gridspec_kw={"width_ratios": [7, 1]})
     for m, marker in zip(ap, ("s", "^", "o")):
         ax.plot(np.arange(len(order)), ap[m][order], marker=marker, ms=4, lw=0.8, label=m,
                 color=method_colour(m))
-    ax.axvline(len(left) - 0.5, ls="--", color="k", lw=1)
+    if len(left) and len(right):                 # solid grey: dashed is the paper's
+        ax.axvline(len(left) - 0.5, color="grey", lw=1,
+                   label="left | right: labels that use | use no other labels' models")
     ax.set_xticks(np.arange(len(order)), [data.label_names[i] for i in order], rotation=90,
                   fontsize=6)
+    ax.set_xlim(-0.7, len(order) - 0.3)
+    ax.set_xlabel(_fig7_order_text(len(left), len(right)))
     ax.set_ylabel("average precision")
-    figure_legend(fig, [ax])
-    caption = _caption(result, f"Fig. 7 on {label}: per-label AP; left of the dashed line the "
-                               "labels whose MSSBoost function uses models of other labels; each "
-                               "side by decreasing frequency.")
+    ax.set_title(f"(a) per-label AP on {label}")
+    _draw_label_wins(ax_w, ap, spec, label, _roles(result.spec).get(label))
+    figure_legend(fig, [ax, ax_w], ncols=4, title=_one_data_title(label, data,
+                                                                 _roles(result.spec)))
+    caption = _caption(result, f"Fig. 7 on {label}: (a) per-label AP; "
+                               + ("left of the grey line the labels whose MSSBoost function "
+                                  "uses models of other labels, right those using none; "
+                                  if len(left) and len(right) else
+                                  "every label's MSSBoost function uses models of other "
+                                  "labels (the paper's right region is empty here); "
+                                  if len(left) else "no label uses other labels' models; ")
+                               + "each side by decreasing frequency. (b) labels where "
+                               "MSSBoost's AP is higher than NSBoost's / RSBag's, ours (bars) "
+                               "beside the paper's TREC counts (hollow diamonds).")
     files = save_styled(fig, out_dir, "fig7", title=f"{spec.title} ({label})")
     wins = {m: int(np.sum(ap["MSSBoost"] > ap[m])) for m in ("NSBoost", "RSBag") if m in ap}
     figures = {f"labels_mssboost_beats.{m}": w for m, w in wins.items()}
@@ -434,6 +556,53 @@ def render_fig7(result, out_dir, spec):
     return Rendered(text, figures, files + [out_dir / "table.md"])
 
 
+def _one_data_title(label, data, roles, paper="paper: its {role} data (private)", sep="; "):
+    """The legend title of a one-collection figure: the data each side ran on (``paper``
+    says the paper's side, ``{role}`` filled in, after ``sep``)."""
+    role = roles.get(label)
+    kind = "synthetic" if data.synthetic else "real substitute"
+    return (f"ours: {label} ({kind}" + (f", in the paper's {role} role" if role else "") + ")"
+            + (f"{sep}{paper.format(role=role)}" if role else ""))
+
+
+def _fig7_order_text(n_left, n_right):
+    """Fig. 7's x label: how the labels are ordered (and when a side is empty, that it is)."""
+    if n_left and n_right:
+        return (f"label: {n_left} that use other labels' models, then {n_right} that use "
+                "none; each by decreasing frequency")
+    who = "all" if n_left else "none"
+    return (f"label, by decreasing frequency ({who} of the {n_left + n_right} use other "
+            "labels' models)")
+
+
+def _draw_label_wins(ax, ap, spec, label, role):
+    """Fig. 7 (b): the share of labels where MSSBoost's AP is higher than each other
+    ensemble's, ours as bars, the paper's (``labels_beats_<method>`` of ``labels``, Sec.
+    6.2.3) as hollow "paper" diamonds, each with its count."""
+    n = len(ap["MSSBoost"])
+    others = [m for m in ("NSBoost", "RSBag") if m in ap]
+    total = spec.paper_value(label, "MSSBoost", "labels", role=role)
+    for i, m in enumerate(others):
+        wins = int(np.sum(ap["MSSBoost"] > ap[m]))
+        ax.bar(i, 100 * wins / n, 0.6, color=method_colour("MSSBoost"), alpha=0.6,
+               label="ours: labels where MSSBoost's AP is higher")
+        ax.annotate(f"{wins}/{n}", (i, 100 * wins / n), xytext=(0, -3), fontsize=6,
+                    textcoords="offset points", ha="center", va="top")
+        pv = spec.paper_value(label, "MSSBoost", f"labels_beats_{m}", role=role)
+        if pv is not None and total is not None and isinstance(pv.value, (int, float)):
+            share = 100 * pv.value / total.value
+            ax.plot([i], [share], **paper_kw(method_colour("MSSBoost"),
+                                             label=f"{PAPER_LABEL} (TREC, Sec. 6.2.3)"))
+            ax.annotate(f"{pv.value:g}/{total.value:g}", (i, share), xytext=(0, 5),
+                        fontsize=6, textcoords="offset points", ha="center", va="bottom")
+    ax.set_xticks(range(len(others)), [f"vs\n{m}" for m in others])
+    ax.set_xlim(-0.6, len(others) - 0.4)
+    ax.set_ylim(0, 112)
+    ax.set_yticks([0, 25, 50, 75, 100])
+    ax.set_ylabel("labels where MSSBoost's\nAP is higher (%)")
+    ax.set_title("(b) labels won")
+
+
 @register_renderer("mssboost/fig8", options=OneCollectionOptions)
 @styled
 def render_fig8(result, out_dir, spec):
@@ -447,16 +616,24 @@ def render_fig8(result, out_dir, spec):
     sign = np.sign(alphas)
     fig, (ax,) = panel_grid(1, width=max(5.0, 0.16 * n_cols + 2),
                             panel_height=max(4.0, 0.13 * len(sign) + 1.4))
-    ax.imshow(sign, cmap=ListedColormap(["grey", "white", "tab:blue"]), vmin=-1, vmax=1,
-              aspect="auto", interpolation="nearest")
+    colours = (FIG8_COLOURS["negative"], "white", FIG8_COLOURS["positive"])
+    ax.imshow(sign, cmap=ListedColormap(colours), vmin=-1, vmax=1, aspect="auto",
+              interpolation="nearest")
     ax.set_yticks(np.arange(len(sign)), data.label_names, fontsize=6)
-    ax.set_xticks(np.arange(len(own)), [data.label_names[i] for i in own], rotation=90,
-                  fontsize=6)
+    # "t label": a label may head several columns (its models chosen more than once)
+    ax.set_xticks(np.arange(len(own)), [f"{t} {data.label_names[i]}"
+                                        for t, i in enumerate(own, start=1)],
+                  rotation=90, fontsize=6)
     ax.xaxis.tick_top()
+    ax.xaxis.set_label_position("top")
+    ax.set_xlabel("base model t, by the label it was learned for")
+    ax.set_ylabel(r"label $l$ (its weights $\alpha_{t,l}$ along the row)")
+    _fig8_legend(fig, label, data, _roles(result.spec).get(label))
     caption = _caption(result, f"Fig. 8 on {label}: sign of MSSBoost's weights, labels × the "
-                               f"first {len(own)} selected models (column: the label the model "
-                               "was learned for); blue positive, grey negative, white zero "
-                               "(first repetition).")
+                               f"first {len(own)} selected models (column: t and the label the "
+                               "model was learned for); blue positive, grey negative, white "
+                               "zero (first repetition). The paper's Fig. 8 (its TREC labels) "
+                               "gives no numbers; its reading is claim 7.", paper_shown=False)
     files = save_styled(fig, out_dir, "fig8", title=f"{spec.title} ({label})")
     used = (alphas != 0).sum(axis=0)
     figures = {"labels_per_model.mean": float(used.mean())}
@@ -467,6 +644,24 @@ def render_fig8(result, out_dir, spec):
                           "labels with a negative weight": (alphas < 0).sum(axis=0)})
     text = write_table(table, out_dir, f"{caption} {summary}")
     return Rendered(text, figures, files + [out_dir / "table.md"])
+
+
+#: Fig. 8's colours: the paper's "blue means positive and grey means negative"
+FIG8_COLOURS = {"positive": "#0072B2", "negative": "#999999"}
+
+
+def _fig8_legend(fig, label, data, role):
+    """Fig. 8's colour key, below the matrix, titled with the data it ran on."""
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor=FIG8_COLOURS["positive"]),
+               Patch(facecolor=FIG8_COLOURS["negative"]),
+               Patch(facecolor="white", edgecolor="black", lw=0.5)]
+    names = ["positive weight", "negative weight", "zero (model not used by the label)"]
+    return figure_legend(fig, handles=handles, labels=names, ncols=3,
+                         title=_one_data_title(label, data, {label: role},
+                                               paper="the paper's Fig. 8: its {role} data, "
+                                                     "no numbers", sep="\n"))
 
 
 # -- Sec. 6.2.1: settings by 2-fold CV -----------------------------------------------------
