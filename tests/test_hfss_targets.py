@@ -17,7 +17,7 @@ from mlkit.config import ProtocolSpec
 from mlkit.experiment import make_splits
 from mlkit.papers.hfss import claims as hfss_claims
 from mlkit.papers.hfss.claims import roughness_ratio, smoothness_verdict
-from mlkit.papers.hfss.data import (all_pairs, choose_pair, hfss_accuracy, load_hfss_subset,
+from mlkit.papers.hfss.data import (all_pairs, choose_pair, load_hfss_subset,
                                     pair_difficulty, pair_training_rows, typical_pair,
                                     whole_split)
 from mlkit.datasets import load_dataset
@@ -302,11 +302,6 @@ def test_subset_keeps_classes_and_sizes():
     with pytest.raises(MlkitError, match="no class 'moon'"):
         load_hfss_subset(source="hfss-synthetic", source_params={"size_scale": 0.05},
                          pair=["moon", "sky"])
-
-
-def test_score_accuracy_binary_and_multiclass():
-    assert hfss_accuracy([0, 1, 1, 0], np.array([-1.0, 2.0, -0.5, -3.0])) == 0.75
-    assert hfss_accuracy([2, 0], np.array([[0, 1, 5], [3, 1, 0]])) == 1.0
 
 
 def test_goodness_normalisation_and_roughness():

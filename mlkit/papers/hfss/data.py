@@ -1,4 +1,4 @@
-"""The data views the HFSS targets run on, and the accuracy of the runner's test curves.
+"""The data views the HFSS targets run on.
 
 ``hfss-subset`` loads a registered grouped-feature dataset and keeps either one binary
 problem (``pair``: two class names or indices, or ``"auto"``, the rule below; Figs. 3 and
@@ -41,10 +41,6 @@ size ratio of about 1:2", with no difficulty computed (no SVM is fitted for the 
 the pairs whose size ratio is within 10% of 1:``ratio``, the largest (more samples), ties by
 the ratio nearest 1:``ratio``, then the lower indices; when no pair is that close (classes of
 equal size), the ratio nearest 1:``ratio``, then the largest pair, then the lower indices.
-
-``hfss_accuracy`` is accuracy computed from decision values (``needs="score"``), so that the
-runner records it after every stage of ``staged_decision_function`` (``curves: true``): a
-1-D score is a binary decision (> 0: class 1), a 2-D one is argmax over classes 0..C-1.
 """
 
 from dataclasses import replace
@@ -55,10 +51,9 @@ import numpy as np
 from ..._errors import MlkitError
 from ...datasets import load_dataset
 from ...datasets.catalog import register_dataset
-from ...registry import METRICS
 
 __all__ = ["load_hfss_subset", "all_pairs", "typical_pair", "pair_difficulty", "choose_pair",
-           "whole_split", "pair_training_rows", "hfss_accuracy"]
+           "whole_split", "pair_training_rows"]
 
 
 def all_pairs(counts):
@@ -270,18 +265,9 @@ def load_hfss_subset(*, source, source_params=None, pair=None, classes=None, per
                    source=f"{data.source}; {'; '.join(what)}")
 
 
-def hfss_accuracy(y_true, score):
-    """Accuracy from decision values, labels 0..C-1 (1-D score: class 1 when > 0)."""
-    score = np.asarray(score)
-    pred = (score > 0).astype(int) if score.ndim == 1 else score.argmax(axis=1)
-    return float(np.mean(pred == np.asarray(y_true)))
-
-
 register_dataset("hfss-subset", load_hfss_subset, kind="multi-view", synthetic=False,
                  paper="hfss",
                  summary="a grouped-feature dataset restricted to one class pair (named, or "
                          "'auto': by a documented rule, e.g. a large pair of size ratio "
                          "about 1:2) or a few "
                          "samples per class (HFSS Figs. 3-7)")
-METRICS.register("hfss_accuracy", hfss_accuracy, needs="score", greater_is_better=True,
-                 label="accuracy")
