@@ -57,7 +57,7 @@ from mlkit.experiment import make_splits
 from mlkit.methods import BaselineSVM, MSSBoost, NSBoost, RSBag
 from mlkit.methods.mssboost import _softplus
 from mlkit.metrics import mean_average_precision_score
-from mlkit.selection import select_mssboost_settings
+from mlkit.papers.mssboost.selection import select_mssboost_settings
 
 COLLECTIONS = {
     "trecvid-style": ("trecvid-style", {"random_state": 0}),
@@ -404,7 +404,7 @@ def main():
             start = _clocks()
             grids = {key: getattr(args, key) for key in GRIDS}
             sel = select_mssboost_settings(data.X[tr], data.Y[tr], random_state=args.seed,
-                                           n_jobs=args.n_jobs, exhaustive=False, **grids)
+                                           exhaustive=False, **grids)
             cpu, wall = _since(start)
             settings = {**{k: sel[k] for k in KEYS}, **given}
             print(f"== selection on {label} ({cpu:.0f}s CPU, {wall:.0f}s wall): {settings}; "

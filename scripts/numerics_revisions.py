@@ -29,10 +29,12 @@ FILE = ROOT / "tests" / "numerics_revisions.json"
 
 def _numeric(name):
     """Whether module ``name`` computes numbers (the methods, the kernel helpers, the model
-    selection and metrics some methods use inside their fit), as opposed to the registries,
-    errors and I/O every module imports. The runner (splits, seeds) is not hashed: a change
-    there changes every record and is a runner change."""
-    return (name in ("mlkit.kernels", "mlkit.selection", "mlkit.metrics")
+    selection and metrics some methods use inside their fit: MSSBoost's settings, on the
+    runner's grid search), as opposed to the registries, errors and I/O every module
+    imports. The rest of the runner (splits, seeds) is not hashed: a change there changes
+    every record and is a runner change."""
+    return (name in ("mlkit.kernels", "mlkit.metrics", "mlkit.papers.mssboost.selection",
+                     "mlkit.runner.grid")
             or name.startswith("mlkit.methods."))
 
 

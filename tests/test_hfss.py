@@ -286,6 +286,41 @@ def test_staged_and_forward_scores_end_at_the_chosen_ensemble():
         assert per_problem[q] == pytest.approx(alone.score(views3[rows], y3[rows]))
 
 
+def test_forward_stages_are_the_goodness_sorted_prefixes():
+    """stages="forward" changes what staged_decision_function yields, nothing of the fit:
+    stage k is the ensemble of the k best subspaces, recomputed here from the fitted weak SVMs
+    of those subspaces alone (binary: their summed votes; several classes: one-vs-one)."""
+    views, y = _planted(n_per_class=30, seed=6)
+    test_views, test_y = views[1::2], y[1::2]
+    bagging = HFSS(n_rounds=5, random_state=0).fit(views[::2], y[::2])
+    forward = HFSS(n_rounds=5, random_state=0, stages="forward").fit(views[::2], y[::2])
+    np.testing.assert_array_equal(bagging.decision_function(test_views),
+                                  forward.decision_function(test_views))
+    stages = list(forward.staged_decision_function(test_views))
+    assert len(stages) == 3 == len(bagging.forward_curve_)
+    order = forward.problems_[0].order
+    for k, d in enumerate(stages, start=1):
+        # the prefix's own ensemble: HFSS restricted to the k best subspaces keeps their
+        # bootstrap seeds and weak SVMs (the subspaces parameter)
+        alone = HFSS(n_rounds=5, random_state=0, selection="all",
+                     subspaces=sorted(int(j) for j in order[:k])).fit(views[::2], y[::2])
+        np.testing.assert_array_equal(forward.predict_from_scores(d),
+                                      alone.predict(test_views))
+    # the accuracy of each stage's labels is forward_score, and the labels of the stages
+    # come from predict_from_scores, as predict's do
+    acc = [np.mean(forward.predict_from_scores(d) == test_y) for d in stages]
+    np.testing.assert_allclose(acc, bagging.forward_score(test_views, test_y))
+    np.testing.assert_array_equal(
+        forward.predict_from_scores(forward.decision_function(test_views)),
+        forward.predict(test_views))
+    views3, y3 = _planted(n_per_class=20, n_classes=3, seed=6)
+    est3 = HFSS(n_rounds=4, random_state=0, stages="forward").fit(views3, y3)
+    stages3 = list(est3.staged_decision_function(views3))
+    assert len(stages3) == 3 and stages3[0].shape == (len(y3), 3)
+    np.testing.assert_allclose([np.mean(est3.predict_from_scores(d) == y3) for d in stages3],
+                               est3.forward_score(views3, y3))
+
+
 def test_best_prefix_tie_rules_on_a_constructed_oob_curve():
     # OOB goodness of the prefixes k = 1..6: the maximum 1.0 is reached at k = 2, 4 and 5
     curve = [0.90, 1.00, 0.97, 1.00, 1.00, 0.99]

@@ -17,8 +17,8 @@ from mlkit.config import ProtocolSpec
 from mlkit.experiment import make_splits
 from mlkit.papers.hfss import claims as hfss_claims
 from mlkit.papers.hfss.claims import roughness_ratio, smoothness_verdict
-from mlkit.papers.hfss.data import (all_pairs, choose_pair, hfss_accuracy, load_hfss_subset,
-                                    pair_difficulty, pair_training_rows, typical_pair,
+from mlkit.papers.hfss.data import (all_pairs, choose_pair, large_pair, load_hfss_subset,
+                                    pair_training_rows,
                                     whole_split)
 from mlkit.datasets import load_dataset
 from mlkit.papers.hfss.renderers import (ensemble_summary, normalised_goodness,
@@ -155,35 +155,18 @@ def test_claims_follow_the_thresholds_on_real_data(tiny, data_mirror):
         assert status[1].startswith(verdict), (status[1], measured[1])
 
 
-def test_typical_pair_rule():
+def test_large_pair_rule():
+    """The paper's description, a large pair of size ratio about 1:2, from class sizes:
+    (0, 1) is 100:50 (1:2) but (0, 3) is 300:100 (1:3) and (1, 2) 90:50 (1:1.8, within 10%)."""
     pairs = [(0, 1), (0, 2), (1, 2), (0, 3)]
     counts = [100, 50, 90, 300]
-
-    def pick(errors, **kw):
-        return typical_pair(pairs, errors, counts, **kw)
-
-    # "max": the hardest pair
-    assert pick([0.0, 0.3, 0.1, 0.0]) == ((0, 2), 0.3, 2)
-    # "mean" (0.1): (1, 2) at 0.1 is nearest; the trivial (0, 1) is never picked
-    assert pick([0.0, 0.3, 0.1, 0.0], difficulty="mean")[0] == (1, 2)
-    # the trivial pairs count in the mean (0.075) but are left out: (1, 2) at 0.1 is nearest
-    pair, mean, nontrivial = pick([0.0, 0.2, 0.1, 0.0], difficulty="mean")
-    assert (pair, nontrivial) == ((1, 2), 2) and mean == pytest.approx(0.075)
-    # equal difficulty: the size ratio nearest 1:2 (or 1:1) wins
-    for how in ("max", "mean"):
-        assert pick([0.1] * 4, difficulty=how)[0] == (0, 1)                # 100:50
-        assert pick([0.1] * 4, difficulty=how, ratio=1.0)[0] == (0, 2)     # 100:90
-        assert pick([0.0] * 4, difficulty=how, ratio=1.0)[0] == (0, 2)     # all trivial
-    with pytest.raises(MlkitError, match="difficulty"):
-        pick([0.1] * 4, difficulty="median")
-    # "none", the paper's description: a large pair of size ratio about 1:2, no errors needed;
-    # (0, 1) is 100:50 (1:2) but (0, 3) is 300:100 (1:3) and (1, 2) 90:50 (1:1.8, within 10%)
-    assert typical_pair(pairs, None, counts, difficulty="none")[0] == (0, 1)
+    assert large_pair(pairs, counts) == (0, 1)
+    assert large_pair(pairs, counts, ratio=3.0) == (0, 3)
     big = [(0, 1), (2, 3), (0, 2)]
     sizes = [100, 50, 400, 210, 101]             # (2, 3): 400:210, 1:1.90, larger: chosen
-    assert typical_pair(big, None, sizes, difficulty="none")[0] == (2, 3)
+    assert large_pair(big, sizes) == (2, 3)
     equal = [(0, 1), (0, 2), (1, 2)]             # no pair near 1:2: the ratio nearest, the
-    assert typical_pair(equal, None, [30, 30, 31], difficulty="none")[0] == (0, 2)  # largest
+    assert large_pair(equal, [30, 30, 31]) == (0, 2)                             # largest
     assert all_pairs([10, 0, 20]) == [(0, 2)]          # a removed class is never in a pair
     with pytest.raises(MlkitError):
         all_pairs([10, 0, 0])
@@ -198,58 +181,26 @@ def _with_views(data, views):
     return type(data)(**{**data.__dict__, "views": views})
 
 
-def _scramble_pair_test_rows(data, a, b, rng):
-    """``data`` with the features of the test rows of the pair (a, b) (its share of the one
-    whole-data split) permuted among themselves, labels fixed (the reviewer's check), and
-    those rows."""
-    test = whole_split(data)[1]
-    test = test[np.isin(data.y[test], [a, b])]
-    perm = rng.permutation(test)
-    views = [X.copy() for X in data.views]
-    for X in views:
-        X[test] = X[perm]
-    return _with_views(data, views), test
-
-
-def test_no_test_row_of_the_chosen_pair_enters_the_choice():
+def test_the_choice_reads_class_sizes_only_and_fits_nothing(monkeypatch):
+    """pair: auto reads the class sizes: any features (noise included) give the same pair,
+    and loading it fits no model (every estimator's fit is made to fail here)."""
     data = _three_classes()
-    pairs = all_pairs(np.bincount(data.y))
-    before, choice = pair_difficulty(data, pairs), choose_pair(data)
-    a, b, _ = choice
-    # the chosen pair's test rows are in no pair's training part
-    train, test = whole_split(data)
-    assert np.intersect1d(train, test).size == 0 and len(train) + len(test) == len(data.y)
-    mine = test[np.isin(data.y[test], [a, b])]
-    for p, q in pairs:
-        assert np.intersect1d(pair_training_rows(data, p, q), mine).size == 0
+    choice = choose_pair(data)
     rng = np.random.default_rng(0)
-    # permuting the chosen pair's test rows: every pair's difficulty and the choice unchanged
-    shuffled, rows = _scramble_pair_test_rows(data, a, b, rng)
-    assert not np.array_equal(shuffled.views[0][rows], data.views[0][rows])
-    np.testing.assert_array_equal(pair_difficulty(shuffled, pairs), before)
-    assert choose_pair(shuffled) == choice
-    # ... and replacing every test row by noise
-    views = [X.copy() for X in data.views]
-    for X in views:
-        X[test] = rng.normal(scale=1e3, size=(len(test), X.shape[1]))
-    np.testing.assert_array_equal(pair_difficulty(_with_views(data, views), pairs), before)
-    assert choose_pair(_with_views(data, views)) == choice
-    # the check can fail: noise in the training part changes the difficulties
-    for X in views:
-        X[train] = rng.normal(size=(len(train), X.shape[1]))
-    assert pair_difficulty(_with_views(data, views), pairs).min() > 0.2
+    noise = [rng.normal(scale=1e3, size=X.shape) for X in data.views]
+    assert choose_pair(_with_views(data, noise)) == choice
+    counts = np.bincount(data.y)
+    assert choice[:2] == large_pair(all_pairs(counts), counts)
 
+    def no_fit(self, *args, **kwargs):
+        raise AssertionError(f"{type(self).__name__} fitted by the loader")
 
-def test_msrc_choice_ignores_the_chosen_pairs_test_rows(data_mirror):
-    """The reviewer's case: on msrc-v1 permuting the chosen pair's test rows made a tie in
-    another pair's difficulty when each pair had its own split."""
-    data = load_dataset("msrc-v1")
-    pairs = all_pairs(np.bincount(data.y))
-    before, choice = pair_difficulty(data, pairs), choose_pair(data)
-    for seed in range(2):
-        shuffled, _ = _scramble_pair_test_rows(data, *choice[:2], np.random.default_rng(seed))
-        np.testing.assert_array_equal(pair_difficulty(shuffled, pairs), before)
-        assert choose_pair(shuffled) == choice
+    import mlkit.methods.hfss as hfss_methods
+    for cls in (hfss_methods.HFSS, hfss_methods.HFSSOneShotSVM):
+        monkeypatch.setattr(cls, "fit", no_fit)
+    sub = load_hfss_subset(source="hfss-synthetic", source_params={"size_scale": 0.05},
+                           classes=["sea water", "remnant", "grass"], pair="auto")
+    assert sub.class_names == [data.class_names[a] for a in sorted(choice[:2])]
 
 
 def test_auto_pair_runs_on_its_share_of_the_whole_split():
@@ -258,7 +209,7 @@ def test_auto_pair_runs_on_its_share_of_the_whole_split():
                            classes=["sea water", "remnant", "grass"], pair="auto")
     a, b, why = choose_pair(data)
     assert sub.class_names == [data.class_names[a], data.class_names[b]]
-    assert "CV error" in why and "the highest" in why and why in sub.name
+    assert "the paper's description" in why and why in sub.name
     # fig3's protocol (predefined) trains on the rows the rule scored, tests on the rest
     split = make_splits(sub, ProtocolSpec(split="predefined", repeats=1, seed=0))[0]
     rows = np.flatnonzero(np.isin(data.y, [a, b]))
@@ -289,7 +240,7 @@ def test_fig3_config_pairs():
                 assert p["pair"] == ["sea water", "remnant"]          # the spec's pair
             else:
                 # the issue's and the paper's choice: a large pair of size ratio about 1:2
-                assert p["pair"] == "auto" and p["difficulty"] == "none"
+                assert p["pair"] == "auto" and "difficulty" not in p
 
 
 def test_subset_keeps_classes_and_sizes():
@@ -302,11 +253,6 @@ def test_subset_keeps_classes_and_sizes():
     with pytest.raises(MlkitError, match="no class 'moon'"):
         load_hfss_subset(source="hfss-synthetic", source_params={"size_scale": 0.05},
                          pair=["moon", "sky"])
-
-
-def test_score_accuracy_binary_and_multiclass():
-    assert hfss_accuracy([0, 1, 1, 0], np.array([-1.0, 2.0, -0.5, -3.0])) == 0.75
-    assert hfss_accuracy([2, 0], np.array([[0, 1, 5], [3, 1, 0]])) == 1.0
 
 
 def test_goodness_normalisation_and_roughness():

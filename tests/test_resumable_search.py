@@ -223,6 +223,22 @@ def test_other_scorers_and_nan_scores_as_gridsearchcv(tmp_path, data, scoring):
         _same(plain, ours, X)
 
 
+def test_several_scorers_without_a_checkpoint_are_gridsearchcvs_search(data):
+    """A dict of scorers (no checkpoint): GridSearchCV's own multi-metric search, every
+    metric's fold scores and ranks as GridSearchCV gives them."""
+    X, y = data
+    cv = KFold(3, shuffle=True, random_state=4)
+    scoring = {"acc": SCORER, "bal": make_scorer(balanced_accuracy_score)}
+    plain = GridSearchCV(SVC(), GRID, cv=cv, scoring=scoring, refit="bal").fit(X, y)
+    ours = ResumableGridSearchCV(SVC(), GRID, cv=cv, scoring=scoring, refit="bal").fit(X, y)
+    for name in ("acc", "bal"):
+        for stat in ("mean_test", "rank_test", "split0_test", "split2_test"):
+            np.testing.assert_array_equal(ours.cv_results_[f"{stat}_{name}"],
+                                          plain.cv_results_[f"{stat}_{name}"])
+    assert ours.best_params_ == plain.best_params_
+    np.testing.assert_array_equal(ours.predict(X), plain.predict(X))
+
+
 def test_what_a_checkpointed_search_cannot_take_is_said(tmp_path, data):
     X, y = data
     search = ResumableGridSearchCV(SVC(), GRID, cv=3, checkpoint=tmp_path / "c")

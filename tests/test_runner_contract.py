@@ -107,3 +107,40 @@ def test_no_other_runner_module_probes_an_estimator():
                 first = node.args[0]
                 what = first.id if isinstance(first, ast.Name) else ast.dump(first)
                 assert (node.func.id, what) in allowed, f"{path.name}: {ast.unparse(node)}"
+
+
+class _Staged(LogisticRegression):
+    """Two stages: the decision values halved, then as they are."""
+
+    def staged_decision_function(self, X):
+        F = self.decision_function(X)
+        yield 0.5 * F - 1.0
+        yield F
+
+
+class _StagedWithLabels(_Staged):
+    def predict_from_scores(self, scores):
+        return self.classes_[(np.asarray(scores) > 0).astype(int)]
+
+
+def test_curves_hold_label_metrics_only_through_predict_from_scores():
+    """The runner's curves: score-type metrics from each stage's decision values; the
+    label-type ones (accuracy) from predict_from_scores of them, and absent without it."""
+    from mlkit.metrics import accuracy_score
+    from mlkit.runner.fit import _stage_curves
+
+    X = np.random.default_rng(1).normal(size=(60, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0.3).astype(int)
+    metrics = ["hamming_error", "accuracy"]
+    for cls in (_Staged, _StagedWithLabels):
+        est = cls().fit(X, y)
+        curves = _stage_curves(est, est.staged_decision_function(X), y, metrics)
+        stages = list(est.staged_decision_function(X))
+        assert curves["hamming_error"] == [np.mean((F > 0) != (y > 0)) for F in stages]
+        if cls is _Staged:
+            assert set(curves) == {"hamming_error"}
+        else:
+            assert curves["accuracy"] == [accuracy_score(y, (F > 0).astype(int))
+                                          for F in stages]
+            assert curves["accuracy"][-1] == est.score(X, y)
+            assert curves["accuracy"][0] != curves["accuracy"][1]

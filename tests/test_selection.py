@@ -1,10 +1,14 @@
-"""MSSBoost's settings by the paper's 2-fold CV rules (Sec. 6.2.1): the rd/rf rule, the
-Baseline's and the base models' own rho and C, and the selection as a method."""
+"""MSSBoost's settings by the paper's 2-fold CV rules (Sec. 6.2.1): the rd/rf rule (a
+GridSearchCV refit callable), the Baseline's and the base models' own rho and C on the
+runner's grid search, and the selection as a method."""
+
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from mlkit.selection import smallest_ratios_reaching
+from mlkit.papers.mssboost.selection import ratio_rule, smallest_ratios_reaching
 
 
 def test_rule_picks_the_smallest_product_reaching_the_threshold():
@@ -34,7 +38,7 @@ GAMMAS = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0]
 
 
 def test_baseline_selection_is_sensible_and_reports_support_vectors():
-    from mlkit.selection import select_baseline
+    from mlkit.papers.mssboost.selection import select_baseline
 
     X, Y = _redundant_features()
     out = select_baseline(X, Y, gamma_grid=GAMMAS, C_grid=[1.0, 10.0])
@@ -55,7 +59,7 @@ def test_base_models_get_their_own_wider_gamma_on_small_subspaces():
     """A subspace of M * rf features has squared distances about rf times the full ones, so the
     base model's best rho is larger than the Baseline's: reusing the Baseline's rho (what the
     configs did) leaves the base models with a nearly flat kernel."""
-    from mlkit.selection import select_mssboost_settings
+    from mlkit.papers.mssboost.selection import select_mssboost_settings
 
     X, Y = _redundant_features()
     out = select_mssboost_settings(X, Y, gamma_grid=GAMMAS[1:-1], C_grid=[1.0],
@@ -73,24 +77,28 @@ def test_base_models_get_their_own_wider_gamma_on_small_subspaces():
     assert 0 < out["baseline_sv_fraction"] < 1
 
 
-def test_a_label_with_one_class_in_a_fold_is_left_out_of_that_fold():
-    from mlkit.methods import BaselineSVM
-    from mlkit.selection import _fold_score
+def test_a_label_with_one_class_in_a_fold_is_left_out_of_the_selection():
+    """A rare label whose only positive falls in one fold's test part has one class in that
+    fold's training part: it is left out of every fit and Mean-AP of the selection, which
+    then chooses and scores exactly as without it."""
+    from mlkit.papers.mssboost.selection import select_mssboost_settings
+    from mlkit.runner.splits import cv_folds
 
-    X, Y = _redundant_features()
-    train, test = np.arange(0, 200), np.arange(200, 300)
+    X, Y = _redundant_features(n=200)
     rare = np.zeros(len(Y), int)
-    rare[250] = 1                                # a positive in the test part only
-    with_rare = np.column_stack([Y, rare])
-    est = BaselineSVM(gamma=0.03)
-    assert _fold_score(est, X, with_rare, train, test) == _fold_score(est, X, Y, train, test)
+    rare[cv_folds(len(Y), 2, 0)[0][1][0]] = 1        # in fold 0's test part only
+    grids = dict(gamma_grid=[0.03, 0.3], C_grid=[1.0], rd_grid=[0.3], rf_grid=[0.5])
+    assert (select_mssboost_settings(X, np.column_stack([Y, rare]), **grids)
+            == select_mssboost_settings(X, Y, **grids))
+    with pytest.raises(ValueError, match="no label has both classes"):
+        select_mssboost_settings(X, rare, **grids)
 
 
 def test_settings_method_records_its_choices_and_scores_with_the_chosen_baseline():
     from mlkit.methods import BaselineSVM
     from mlkit.metrics import mean_average_precision_score
     from mlkit.papers.mssboost.settings import MSSBoostSettings
-    from mlkit.selection import select_mssboost_settings
+    from mlkit.papers.mssboost.selection import select_mssboost_settings
 
     X, Y = _redundant_features()
     grids = dict(gamma_grid=[0.01, 0.1], C_grid=[1.0], base_gamma_grid=[0.1, 1.0],
@@ -116,9 +124,10 @@ def test_the_rule_can_score_the_mssboost_ensemble_on_the_same_folds():
     recomputed here fold by fold; with exhaustive=False the search stops at the chosen pair."""
     from sklearn.base import clone
 
-    from mlkit.experiment import cv_folds
     from mlkit.methods import MSSBoost
-    from mlkit.selection import _fold_score, select_base_model, select_mssboost_settings
+    from mlkit.metrics import mean_average_precision_score
+    from mlkit.papers.mssboost.selection import select_base_model, select_mssboost_settings
+    from mlkit.runner.splits import cv_folds
 
     X, Y = _redundant_features(n=200)
     scored = MSSBoost(n_estimators=6, random_state=0)
@@ -134,7 +143,8 @@ def test_the_rule_can_score_the_mssboost_ensemble_on_the_same_folds():
                                                                  sub["mean_ap"])
         est = clone(scored).set_params(rd=row["rd"], rf=row["rf"], gamma=row["gamma"],
                                        C=row["C"])
-        again = np.mean([_fold_score(est, X, Y, tr, te)[0] for tr, te in folds])
+        again = np.mean([mean_average_precision_score(
+            Y[te], clone(est).fit(X[tr], Y[tr]).decision_function(X[te])) for tr, te in folds])
         assert row["mean_ap"] == pytest.approx(again, rel=1e-12)
     order = sorted(out["grid"], key=lambda g: (g["rd"] * g["rf"], g["rd"]))
     first = next((g for g in order if g["mean_ap"] >= out["threshold"]), None)
@@ -166,3 +176,60 @@ def test_settings_method_scores_table2s_mssboost_when_asked():
     assert {k: table2[k] for k in ("n_estimators", "score_bound", "chi2_filter", "init",
                                    "random_state")} == dict(
         n_estimators=100, score_bound="clip", chi2_filter=True, init="zero", random_state=3)
+
+
+def test_the_rule_is_a_grid_search_refit_callable():
+    """ratio_rule(threshold) is GridSearchCV's refit contract (cv_results_ -> index): given
+    to scikit-learn's GridSearchCV over (rd, rf) it picks the pair smallest_ratios_reaching
+    picks from the same CV scores, and refits that pair."""
+    from sklearn.model_selection import GridSearchCV
+
+    from mlkit.methods import Subspace
+    from mlkit.papers.mssboost.selection import mean_ap_scorer
+
+    X, Y = _redundant_features(n=200)
+    grid = {"rd": [0.2, 0.5], "rf": [0.1, 0.5, 1.0]}
+    plain = GridSearchCV(Subspace(gamma=0.3, random_state=0), grid, cv=2,
+                         scoring=mean_ap_scorer, refit=False).fit(X, Y)
+    rows = [{**p, "mean_ap": m} for p, m in zip(plain.cv_results_["params"],
+                                                 plain.cv_results_["mean_test_score"])]
+    means = sorted(r["mean_ap"] for r in rows)
+    for threshold in (means[0] - 1, means[2], means[-1], means[-1] + 1):
+        search = GridSearchCV(Subspace(gamma=0.3, random_state=0), grid, cv=2,
+                              scoring=mean_ap_scorer, refit=ratio_rule(threshold)).fit(X, Y)
+        row, reached = smallest_ratios_reaching(rows, threshold)
+        assert search.best_params_ == {"rd": row["rd"], "rf": row["rf"]}
+        assert reached == (threshold <= means[-1])
+        assert search.best_estimator_.get_params()["rd"] == row["rd"]
+
+
+FIXTURE = Path(__file__).parent / "fixtures" / "mssboost_selection.json"
+
+
+@pytest.mark.parametrize("case", sorted(json.loads(FIXTURE.read_text())))
+def test_the_choices_are_those_of_the_former_hand_written_search(case):
+    """The settings chosen, and every CV score, as the hand-written grid search that the
+    runner's grid search replaced gave them (tests/fixtures/mssboost_selection.json: its
+    output on these data, one case per branch of the rule)."""
+    from mlkit.methods import MSSBoost
+    from mlkit.papers.mssboost.selection import select_mssboost_settings
+
+    stored = json.loads(FIXTURE.read_text())[case]
+    X, Y = _redundant_features(n=200)
+    Y = np.where(Y > 0, 1.0, -1.0)
+    scored = None if stored["scored"] is None else MSSBoost(**stored["scored"])
+    out = select_mssboost_settings(X, Y, random_state=0, scored_estimator=scored,
+                                   **stored["params"])
+    want = stored["settings"]
+    for key in ("rd", "rf", "gamma", "C", "baseline_gamma", "baseline_C", "reached",
+                "scored"):
+        assert out[key] == want[key], key
+    assert [(r["rd"], r["rf"], r["gamma"], r["C"]) for r in out["grid"]] == [
+        (r["rd"], r["rf"], r["gamma"], r["C"]) for r in want["grid"]]
+    assert [(r["gamma"], r["C"]) for r in out["baseline_grid"]] == [
+        (r["gamma"], r["C"]) for r in want["baseline_grid"]]
+    for got, exp in ((out, want), *zip(out["grid"], want["grid"]),
+                     *zip(out["baseline_grid"], want["baseline_grid"])):
+        for key, value in exp.items():
+            if isinstance(value, float):
+                assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-15), key

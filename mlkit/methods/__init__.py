@@ -33,7 +33,7 @@ _EXPORTS = {
     "SparseMI": ".mi.sparsemi", "MIKernel": ".mi.mikernel", "MILES": ".mi.miles",
     "miSVM": ".mi.misvm", "MISVM": ".mi.misvm", "RS": ".mi.reduced", "RSVM": ".mi.reduced",
     # multi-view: hierarchical feature subset selection (Gao & Fan, MIR 2005)
-    "HFSS": ".hfss", "HFSSOneShotSVM": ".hfss", "HFSSForward": "mlkit.papers.hfss.forward",
+    "HFSS": ".hfss", "HFSSOneShotSVM": ".hfss",
     # multi-view: multi-modal feature extraction (Luo et al., TIP 2016) and its baselines
     "LM3FE": ".multimodal.lm3fe", "LM3FS": ".multimodal.lm3fe", "LM3FT": ".multimodal.lm3fe",
     "BSF": ".multimodal.baselines", "CAT": ".multimodal.baselines",

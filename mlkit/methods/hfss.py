@@ -460,7 +460,13 @@ class _GroupedInput:
         return self._decide(self._pair_scores(Xs))
 
     def predict(self, X):
-        d = self.decision_function(X)
+        return self.predict_from_scores(self.decision_function(X))
+
+    def predict_from_scores(self, scores):
+        """The labels of decision values ``scores`` (of :meth:`decision_function` or a stage
+        of :meth:`staged_decision_function`): binary, ``classes_[1]`` where the score is
+        > 0; several classes, the class of the largest score."""
+        d = np.asarray(scores)
         return self.classes_[(d > 0).astype(int) if d.ndim == 1 else d.argmax(axis=1)]
 
     def test_record_extras(self, X, y):
@@ -526,6 +532,11 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
     no_oob : {"skip", "error"}, default="skip"
         Not stated: a training sample with no OOB member is left out of an OOB accuracy
         ("skip", mlkit's default) or counted as an error.
+    stages : {"bagging", "forward"}, default="bagging"
+        What :meth:`staged_decision_function` yields (the fit does not depend on it):
+        "bagging", the chosen ensemble after each weak SVM (binary data) or round (the test
+        curves of Figs. 3, 6, 7); "forward", the ensemble of the k best subspaces for
+        k = 1..n_subspaces (Algorithm 2's goodness-sorted prefixes: the test curve of Fig. 5).
     subspaces : list of int or str, optional
         Use only these subspaces (indices or view names); a subspace keeps its bootstrap
         seeds, so the ensemble equals the same subspaces' part of a fit on all of them.
@@ -606,6 +617,7 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         "vote": [StrOptions({"majority", "decision"})],
         "tie_break": [StrOptions({"decision", "prior"})],
         "no_oob": [StrOptions({"skip", "error"})],
+        "stages": [StrOptions({"bagging", "forward"})],
         "subspaces": [list, tuple, None],
         "view_columns": [dict, list, tuple, None],
         "tol": [Interval(Real, 0, None, closed="neither")],
@@ -617,8 +629,8 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
     def __init__(self, n_rounds=50, *, selection="bestk", bestk_ties="shortest",
                  pca_variance=None, C=1.0,
                  loss="squared_hinge", scaling="standard", vote="majority",
-                 tie_break="decision", no_oob="skip", subspaces=None, view_columns=None,
-                 tol=1e-4, max_iter=1000, n_jobs=None, random_state=None):
+                 tie_break="decision", no_oob="skip", stages="bagging", subspaces=None,
+                 view_columns=None, tol=1e-4, max_iter=1000, n_jobs=None, random_state=None):
         self.n_rounds = n_rounds
         self.selection = selection
         self.bestk_ties = bestk_ties
@@ -629,6 +641,7 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         self.vote = vote
         self.tie_break = tie_break
         self.no_oob = no_oob
+        self.stages = stages
         self.subspaces = subspaces
         self.view_columns = view_columns
         self.tol = tol
@@ -709,10 +722,14 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         return problem.score_final(Xs, self)
 
     def staged_decision_function(self, X):
-        """Decision values as the chosen ensembles grow (the green curves of Figs. 3, 6, 7).
+        """Decision values after every stage, as ``stages`` says.
 
-        Binary data: after each weak SVM (rounds i, subspaces j inside, as ``oob_curve_``);
-        several classes: after each round (one-vs-one decisions).
+        ``stages="bagging"`` (the green curves of Figs. 3, 6, 7): the chosen ensembles as
+        they grow; binary data, after each weak SVM (rounds i, subspaces j inside, as
+        ``oob_curve_``); several classes, after each round (one-vs-one decisions).
+        ``stages="forward"`` (the green curve of Fig. 5): the ensemble of the k best
+        subspaces (all their weak SVMs), k = 1..n_subspaces (Algorithm 2's goodness-sorted
+        prefixes, as ``forward_curve_``).
 
         Yields
         ------
@@ -720,6 +737,9 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Xs, _ = self._views(X, fitted=True)
+        if self.stages == "forward":
+            yield from self._forward_stages(Xs)
+            return
         if len(self.classes_) == 2:
             S = self.problems_[0].staged_scores(Xs, self, by="model")
             for s in range(S.shape[1]):
@@ -729,27 +749,25 @@ class HFSS(_GroupedInput, ClassifierMixin, BaseEstimator):
         for r in range(S.shape[2]):
             yield self._decide(S[:, :, r])
 
+    def _forward_stages(self, Xs):
+        """Decision values of each goodness-sorted prefix of subspaces, k = 1..n_subspaces."""
+        S = np.stack([p.forward_scores(Xs, self) for p in self.problems_], axis=1)
+        for k in range(S.shape[2]):
+            yield self._decide(S[:, :, k])
+
     def staged_score(self, X, y):
         """Accuracy on (X, y) after each stage of :meth:`staged_decision_function`."""
         y = np.asarray(y)
-        out = []
-        for d in self.staged_decision_function(X):
-            pred = self.classes_[(d > 0).astype(int) if d.ndim == 1 else d.argmax(axis=1)]
-            out.append(np.mean(pred == y))
-        return np.array(out)
+        return np.array([np.mean(self.predict_from_scores(d) == y)
+                         for d in self.staged_decision_function(X)])
 
     def forward_score(self, X, y):
         """Accuracy on (X, y) of each goodness-sorted prefix of subspaces (Fig. 5, green)."""
         check_is_fitted(self)
         Xs, _ = self._views(X, fitted=True)
         y = np.asarray(y)
-        S = np.stack([p.forward_scores(Xs, self) for p in self.problems_], axis=1)
-        out = []
-        for k in range(S.shape[2]):
-            d = self._decide(S[:, :, k])
-            pred = self.classes_[(d > 0).astype(int) if d.ndim == 1 else d.argmax(axis=1)]
-            out.append(np.mean(pred == y))
-        return np.array(out)
+        return np.array([np.mean(self.predict_from_scores(d) == y)
+                         for d in self._forward_stages(Xs)])
 
     def problem_forward_scores(self, X, y):
         """Test accuracy of every goodness-sorted prefix of every one-vs-one problem (the green

@@ -587,8 +587,8 @@ class RSBag(_SubspaceEnsemble):
         M * rf features (the paper's value, Sec. 6.2.1). It is not the Baseline's rho: a
         base model sees a fraction rf of the features, so squared distances shrink about
         by rf and the best rho grows about by 1/rf; choose it by CV of the base model
-        itself (:func:`mlkit.selection.select_base_model`), the Baseline's by CV of
-        :class:`~mlkit.methods.BaselineSVM` (its own ``gamma``).
+        itself (:func:`mlkit.papers.mssboost.selection.select_base_model`), the
+        Baseline's by CV of :class:`~mlkit.methods.BaselineSVM` (its own ``gamma``).
     C : float, default=1.0
         SVM cost of the base models (not stated in the paper), likewise selected for the
         base model, apart from the Baseline's ``C``.

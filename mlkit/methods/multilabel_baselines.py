@@ -156,8 +156,8 @@ class BaselineSVM(BaggingSVM):
     ----------
     gamma : float, default=0.05
         The Baseline's own rho, K(x, z) = exp(-rho ||x - z||^2) on all M features; chosen by
-        CV of the Baseline (:func:`mlkit.selection.select_baseline`), apart from the
-        subspace base models' ``gamma`` of Subspace/RSBag/NSBoost/MSSBoost.
+        CV of the Baseline (:func:`mlkit.papers.mssboost.selection.select_baseline`), apart
+        from the subspace base models' ``gamma`` of Subspace/RSBag/NSBoost/MSSBoost.
     C : float, default=1.0
         The Baseline's own SVM cost (not stated in the paper), selected like ``gamma``.
     n_jobs : int, default=None
@@ -190,7 +190,7 @@ class Subspace(RSBag):
         As in :class:`~mlkit.methods.RSBag` (which also has ``n_estimators``).
     gamma, C
         The subspace SVM's (the base model's), chosen apart from the Baseline's
-        (:func:`mlkit.selection.select_base_model`).
+        (:func:`mlkit.papers.mssboost.selection.select_base_model`).
     """
 
     _parameter_constraints = {k: v for k, v in RSBag._parameter_constraints.items()

@@ -32,16 +32,20 @@ post_fit_params : tuple of str, default ()
 Methods of a fitted estimator
 -----------------------------
 predict_from_scores(scores) -> labels, optional
-    The labels ``predict`` would give, from the output of ``decision_function``: the runner
-    then scores the test part once instead of twice.
+    The labels ``predict`` would give, from the output of ``decision_function`` (or of one
+    stage of ``staged_decision_function``): the runner then scores the test part once
+    instead of twice, and with ``curves: true`` records the label-type metrics (e.g.
+    accuracy) after every stage too.
 run_record_extras() -> dict, optional
     What the fitted model says of itself (JSON-ready values, or numpy ones): the record's
     ``model`` (``mlkit.methods._record.RecordedModel`` gives it from declared attributes).
 test_record_extras(X, y) -> dict, optional
     What the model says of the test part (e.g. per-class F1): the record's ``test_extras``.
 staged_decision_function(X) -> iterator of scores, optional
-    The decision values after every stage of an ensemble: with ``curves: true`` the record's
-    ``curves`` holds each score-type metric after every stage.
+    The decision values after every stage of an ensemble (what a stage is, the estimator's
+    parameters say: e.g. HFSS's ``stages``): with ``curves: true`` the record's ``curves``
+    holds each score-type metric after every stage, and each label-type metric when the
+    model has ``predict_from_scores``.
 base_predictions(X, return_times=True) -> (H, seconds), optional
     With ``staged_decision_function`` and ``curves: true``: the prediction seconds of every
     base model, kept cumulated as the record's ``stage_predict_s``.

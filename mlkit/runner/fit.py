@@ -183,10 +183,25 @@ def _fit_and_score_run(data, method, split, metric_names, curves, estimator_clas
                               for v in average_precision_score(target, score)]
     staged = contract.staged_decision_function(model, test.inputs) if curves else None
     if staged is not None:
-        score_metrics = [m for m in metric_names if METRICS.entry(m).meta["needs"] == "score"]
-        stages = [_score(score_metrics, test.target, F, None) for F in staged]
-        record["curves"] = {m: [s[m] for s in stages] for m in score_metrics}
+        record["curves"] = _stage_curves(model, staged, test.target, metric_names)
         seconds = contract.stage_predict_seconds(model, test.inputs)
         if seconds is not None:
             record["stage_predict_s"] = np.cumsum(seconds).tolist()
     return record
+
+
+def _stage_curves(model, staged, target, metric_names):
+    """Every metric after every stage of ``staged`` (the model's ``staged_decision_function``
+    on the test part): the score-type metrics from the stage's decision values, the
+    label-type ones from the labels ``predict_from_scores`` gives of them (left out when the
+    model has no ``predict_from_scores``; :mod:`mlkit.runner.contract`)."""
+    needs = {m: METRICS.entry(m).meta["needs"] for m in metric_names}
+    score_metrics = [m for m in metric_names if needs[m] == "score"]
+    label_metrics = [m for m in metric_names if needs[m] != "score"]
+    curves = {m: [] for m in score_metrics}
+    for F in staged:
+        pred = contract.predict_from_scores(model, F) if label_metrics else None
+        names = score_metrics if pred is None else metric_names
+        for m, value in _score(names, target, F, pred).items():
+            curves.setdefault(m, []).append(value)
+    return curves

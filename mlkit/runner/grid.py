@@ -199,8 +199,8 @@ class ResumableGridSearchCV(GridSearchCV):
     :func:`mlkit.kernels.shared_work` scope: what the estimators compute with ``shared=True``
     (distances between a fold's instances, a set kernel per gamma) is computed once per fold,
     not once per grid point, with the same numbers. Given fit parameters (``sample_weight``,
-    ``groups``) and no checkpoint, it is plain ``GridSearchCV``; with a checkpoint it takes
-    none. It ignores scikit-learn's callbacks; ``cv_results_`` holds the params, the fold,
+    ``groups``) or several scorers (a dict or list: ``GridSearchCV``'s multi-metric search)
+    and no checkpoint, it is plain ``GridSearchCV``; with a checkpoint it takes neither. It ignores scikit-learn's callbacks; ``cv_results_`` holds the params, the fold,
     mean and std test scores, their rank and the mean fit time (fit and scoring of the cell;
     not the ``param_*`` columns or the score times).
 
@@ -221,7 +221,8 @@ class ResumableGridSearchCV(GridSearchCV):
         self.checkpoint_key = checkpoint_key
 
     def fit(self, X, y=None, **params):
-        if params and self.checkpoint is None:
+        several = isinstance(self.scoring, (dict, list, tuple))
+        if self.checkpoint is None and (params or several):
             return super().fit(X, y, **params)
         if params:
             raise ValueError(f"ResumableGridSearchCV with a checkpoint takes no fit "

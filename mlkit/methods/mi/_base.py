@@ -251,7 +251,13 @@ class MIClassifierBase(RecordedModel, ClassifierMixin, BaseEstimator):
 
     def predict(self, bags):
         """The class of every bag: sign of the score, or the class with the largest score."""
-        F = self.decision_function(bags)
+        return self.predict_from_scores(self.decision_function(bags))
+
+    def predict_from_scores(self, scores):
+        """The classes of bag scores ``scores`` (of :meth:`decision_function`, or of a stage
+        of a staged model): ``classes_[1]`` where a 1-D score is > 0, else the class of the
+        largest score."""
+        F = np.asarray(scores)
         return self.classes_[(F > 0).astype(int) if F.ndim == 1 else F.argmax(axis=1)]
 
 

@@ -4,10 +4,10 @@ The paper's image-blob data are private: every target runs on the real grouped-f
 datasets (mfeat, msrc-v1, scene15, leaves100 with 19 classes; the harder corel1k-mpeg7, 10
 seeded categories of corel10k-mpeg7, wikipedia and uci-segmentation) and on ``hfss-synthetic`` (the
 paper's 83-D / 9-subspace layout, synthetic), each caption saying which. ``data`` registers
-the one-problem / class-subset views of a dataset (``hfss-subset``) and the score-type
-accuracy the runner's test curves need (Table 3's small samples are the runner's
-``split: labelled`` with ``n_test``, drawn from the whole dataset every repetition); ``renderers`` the figures and special tables;
-``claims`` the paper's claims 1-4 (``mlkit verify hfss``).
+the one-problem / class-subset views of a dataset (``hfss-subset``; Table 3's small samples
+are the runner's ``split: labelled`` with ``n_test``, drawn from the whole dataset every
+repetition); ``renderers`` the figures and special tables; ``claims`` the paper's claims
+1-4 (``mlkit verify hfss``).
 """
 
-from . import claims, data, forward, renderers  # noqa: F401  (importing registers them)
+from . import claims, data, renderers  # noqa: F401  (importing registers them)

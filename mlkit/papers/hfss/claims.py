@@ -370,7 +370,7 @@ def claim_3(runs, th):
     for ds in real_datasets(curve_dir):
         for rec in _by(curves, ds, "HFSS (forward)"):
             fo = np.asarray(rec["model"]["problems"][0]["forward_curve"], float)
-            ft = np.asarray(rec.get("curves", {}).get("hfss_accuracy", []), float)
+            ft = np.asarray(rec.get("curves", {}).get("accuracy", []), float)
             if ft.size:
                 k = best_prefix(fo, "shortest")
                 parts.append(f"{ds} Fig. 5 (one problem, reported): OOB max at k={k}, test "

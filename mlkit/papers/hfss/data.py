@@ -1,4 +1,4 @@
-"""The data views the HFSS targets run on, and the accuracy of the runner's test curves.
+"""The data views the HFSS targets run on.
 
 ``hfss-subset`` loads a registered grouped-feature dataset and keeps either one binary
 problem (``pair``: two class names or indices, or ``"auto"``, the rule below; Figs. 3 and
@@ -8,43 +8,23 @@ dataset every repetition by the runner's ``split: labelled`` with ``n_test``), r
 0..C-1 (class names kept).
 
 The paper's one problem is "sea water vs remnant" (1689 vs 837 blobs: a large pair with a size
-ratio of about 1:2). How it was chosen is not stated; its full ensemble reaches 87.03% OOB
-there (the mean over the paper's problems is 87.07%), far from separable, which leaves room
-for what Figs. 3, 5-7 show (a rugged curve that settles, a higher and smoother bestK curve, an
-OOB maximum over prefixes). On ``hfss-synthetic`` (the paper's classes) the configs name that
-pair; elsewhere ``pair: "auto"`` applies this documented rule (:func:`choose_pair`):
+ratio of about 1:2). How it was chosen is not stated. On ``hfss-synthetic`` (the paper's
+classes) the configs name that pair; elsewhere ``pair: "auto"`` applies the paper's own
+description of its problem, "a large pair with a size ratio of about 1:2" (:func:`choose_pair`,
+:func:`large_pair`), from the class sizes alone: among the pairs whose size ratio is within
+10% of 1:``ratio``, the largest (more samples), ties by the ratio nearest 1:``ratio``, then the
+lower indices; when no pair is that close (classes of equal size), the ratio nearest
+1:``ratio``, then the largest pair, then the lower indices.
 
-0. one split of the whole dataset (after ``classes``): the runner's stratified holdout of
-   ``split_test_size`` with seed ``split_seed`` (:func:`whole_split`,
-   ``mlkit.experiment.make_splits`` with the config's protocol seed). Every pair's training
-   part is its share of that one training part, its test part its share of the one test
-   part; the loaded problem carries its share as its predefined ``splits`` (the configs run
-   it with ``protocol: {split: predefined}``). So no test row of any pair, the chosen one
-   included, is ever read by the choice: scrambling the test part leaves every pair's
-   difficulty and the choice unchanged (tested);
-1. every pair's difficulty: the ``n_folds``-fold stratified CV error of the one-shot linear
-   SVM (``hfss-svm``, C = 1; not HFSS, the method under study) on that pair's share of the
-   training part;
-2. ``difficulty: "max"`` (default) keeps the hardest pair. ``difficulty: "mean"`` keeps the
-   pair whose error is nearest the mean over all pairs (the paper's pair is about as hard as
-   its average problem), trivially separable pairs (CV error 0) left out unless all are; on
-   our real datasets, whose average problem is nearly separable (mean CV errors 0.2-3.4%),
-   that pair is one HFSS separates perfectly (100% OOB and test on mfeat, msrc-v1 and
-   leaves100-19), which leaves the figures nothing to show. ``max`` was chosen after seeing
-   those HFSS curves: a choice of problem informed by the method's results (said in the
-   figures' captions);
-3. ties by the size ratio nearest 1:``ratio`` (1:2, the paper's pair), then more samples, then
-   the lower class indices.
+The loaded problem runs on its share of one split of the whole dataset (after ``classes``):
+the runner's stratified holdout of ``split_test_size`` with seed ``split_seed``
+(:func:`whole_split`, ``mlkit.experiment.make_splits`` with the config's protocol seed),
+carried as its predefined ``splits`` (the configs run it with ``protocol: {split:
+predefined}``).
 
-``difficulty: "none"`` is the paper's own description of its problem, "a large pair with a
-size ratio of about 1:2", with no difficulty computed (no SVM is fitted for the choice): among
-the pairs whose size ratio is within 10% of 1:``ratio``, the largest (more samples), ties by
-the ratio nearest 1:``ratio``, then the lower indices; when no pair is that close (classes of
-equal size), the ratio nearest 1:``ratio``, then the largest pair, then the lower indices.
-
-``hfss_accuracy`` is accuracy computed from decision values (``needs="score"``), so that the
-runner records it after every stage of ``staged_decision_function`` (``curves: true``): a
-1-D score is a binary decision (> 0: class 1), a 2-D one is argmax over classes 0..C-1.
+The loader reads data only: it fits no model. (Earlier versions also chose a pair by the
+one-shot SVM's cross-validated error on the training part, ``difficulty: max | mean``; those
+fits ran outside the runner's records and the option is gone.)
 """
 
 from dataclasses import replace
@@ -55,10 +35,9 @@ import numpy as np
 from ..._errors import MlkitError
 from ...datasets import load_dataset
 from ...datasets.catalog import register_dataset
-from ...registry import METRICS
 
-__all__ = ["load_hfss_subset", "all_pairs", "typical_pair", "pair_difficulty", "choose_pair",
-           "whole_split", "pair_training_rows", "hfss_accuracy"]
+__all__ = ["load_hfss_subset", "all_pairs", "large_pair", "choose_pair", "whole_split",
+           "pair_training_rows"]
 
 
 def all_pairs(counts):
@@ -69,32 +48,6 @@ def all_pairs(counts):
     if not pairs:
         raise MlkitError("hfss-subset: pair 'auto' needs at least two classes with samples")
     return pairs
-
-
-def typical_pair(pairs, errors, counts, ratio=2.0, difficulty="max"):
-    """Steps 2-3 of the ``pair: auto`` rule. ``difficulty="max"``: the pair of highest
-    error; ``"mean"``: among the pairs with an error above 0 (all of them when every error
-    is 0), the one whose error is nearest the mean error over *all* ``pairs``. Ties by the
-    size ratio nearest 1:``ratio``, then more samples, then the indices. Returns
-    ``(pair, target_error, n_nontrivial)``."""
-    if difficulty not in ("max", "mean", "none"):
-        raise MlkitError(f"hfss-subset: difficulty is 'max', 'mean' or 'none'; got "
-                         f"{difficulty!r}")
-    counts = np.asarray(counts)
-    if difficulty == "none":
-        return _large_pair(pairs, counts, ratio), float("nan"), 0
-    errors = np.asarray(errors, float)
-    target = float(errors.max() if difficulty == "max" else errors.mean())
-    keep = np.flatnonzero(errors > 0)
-    if keep.size == 0:
-        keep = np.arange(len(pairs))
-
-    def key(i):
-        a, b = pairs[i]
-        return (round(abs(errors[i] - target), 12), abs(_size_ratio(counts, pairs[i]) - ratio),
-                -(counts[a] + counts[b]), pairs[i])
-
-    return tuple(pairs[min(keep, key=key)]), target, int((errors > 0).sum())
 
 
 def _size_ratio(counts, pair):
@@ -108,8 +61,9 @@ def _near_ratio(pairs, counts, ratio):
     return [p for p in pairs if abs(_size_ratio(counts, p) - ratio) <= 0.1 * ratio]
 
 
-def _large_pair(pairs, counts, ratio):
-    """``difficulty: "none"`` (module docstring): a large pair of size ratio about 1:ratio."""
+def large_pair(pairs, counts, ratio=2.0):
+    """The ``pair: auto`` rule (module docstring): of ``pairs``, a large pair of size ratio
+    about 1:``ratio`` by the class sizes ``counts``."""
     def off(p):
         return abs(_size_ratio(counts, p) - ratio)
 
@@ -147,72 +101,35 @@ def pair_training_rows(data, a, b, *, split_test_size=0.2, split_seed=0, train=N
     return train[np.isin(y[train], [a, b])]
 
 
-def pair_difficulty(data, pairs, *, split_test_size=0.2, split_seed=0, n_folds=5, cv_seed=0):
-    """Step 1 of the ``pair: auto`` rule: per pair, the ``n_folds``-fold stratified CV error
-    of the one-shot linear SVM (C = 1) on that pair's share of the one training part of
-    :func:`whole_split`. Only training samples are read."""
-    from ...experiment import cv_folds
-    from ...methods.hfss import HFSSOneShotSVM
-
-    y = np.asarray(data.y)
-    whole_train = whole_split(data, split_test_size=split_test_size, split_seed=split_seed)[0]
-    errors = []
-    for a, b in pairs:
-        train = pair_training_rows(data, a, b, train=whole_train)
-        X, yt = data.inputs[train], (y[train] == b).astype(int)
-        folds = min(n_folds, int(np.bincount(yt, minlength=2).min()))
-        if folds < 2:
-            raise MlkitError(f"hfss-subset: pair 'auto' needs 2 training samples per class; "
-                             f"classes {a} and {b} have {np.bincount(yt, minlength=2).tolist()}")
-        wrong = 0
-        for tr, te in cv_folds(len(yt), folds, cv_seed, stratify=yt):
-            svm = HFSSOneShotSVM(C=1.0).fit(X[tr], yt[tr])
-            wrong += int(np.sum(svm.predict(X[te]) != yt[te]))
-        errors.append(wrong / len(yt))
-    return np.asarray(errors)
-
-
-def choose_pair(data, *, ratio=2.0, difficulty="max", split_test_size=0.2, split_seed=0,
-                n_folds=5):
-    """The ``pair: auto`` rule (module docstring): ``(a, b, why)``, ``why`` saying how."""
+def choose_pair(data, *, ratio=2.0):
+    """The ``pair: auto`` rule (module docstring) on ``data``'s class sizes: ``(a, b, why)``,
+    ``why`` saying how."""
     y = np.asarray(data.y)
     counts = np.bincount(y, minlength=len(data.class_names or []))
     pairs = all_pairs(counts)
-    if difficulty == "none":
-        a, b = typical_pair(pairs, None, counts, ratio, "none")[0]
-        r = _size_ratio(counts, (a, b))
-        near = len(_near_ratio(pairs, counts, ratio))
-        why = (f"the paper's description, a large pair of size ratio about 1:{ratio:g}: "
-               f"{counts[a]} vs {counts[b]} (1:{r:.2f}), "
-               + (f"the largest of the {near} pairs within 10% of that ratio"
-                  if near else f"no pair within 10% of 1:{ratio:g} (classes of equal size): "
-                               "the ratio nearest it, then the largest")
-               + f", of {len(pairs)} pairs")
-        return a, b, why
-    errors = pair_difficulty(data, pairs, split_test_size=split_test_size,
-                             split_seed=split_seed, n_folds=n_folds)
-    (a, b), target, nontrivial = typical_pair(pairs, errors, counts, ratio, difficulty)
-    err = errors[pairs.index((a, b))]
-    how = ("the highest" if difficulty == "max"
-           else f"nearest the mean {100 * target:.2f}%")
-    why = (f"one-shot SVM {n_folds}-fold CV error on its training part {100 * err:.2f}%, "
-           f"{how} of the {len(pairs)} pairs, {nontrivial} of them non-trivial")
+    a, b = large_pair(pairs, counts, ratio)
+    r = _size_ratio(counts, (a, b))
+    near = len(_near_ratio(pairs, counts, ratio))
+    why = (f"the paper's description, a large pair of size ratio about 1:{ratio:g}: "
+           f"{counts[a]} vs {counts[b]} (1:{r:.2f}), "
+           + (f"the largest of the {near} pairs within 10% of that ratio"
+              if near else f"no pair within 10% of 1:{ratio:g} (classes of equal size): "
+                           "the ratio nearest it, then the largest")
+           + f", of {len(pairs)} pairs")
     return a, b, why
 
 
 def load_hfss_subset(*, source, source_params=None, pair=None, classes=None, per_class=None,
-                     seed=0, ratio=2.0, difficulty="max", split_test_size=0.2, split_seed=0,
-                     n_folds=5):
+                     seed=0, ratio=2.0, split_test_size=0.2, split_seed=0):
     """A registered grouped-feature dataset restricted to one class pair (``pair``: two
-    class names or indices, or ``"auto"``: :func:`choose_pair` with ``ratio``,
-    ``difficulty``, ``split_test_size``, ``split_seed``, ``n_folds``), to some classes
+    class names or indices, or ``"auto"``: :func:`choose_pair` with ``ratio``), to some classes
     (``classes``: names or indices) and/or to ``per_class`` samples of each class (drawn
     without replacement with ``seed``; a class with fewer keeps all of them), relabelled
     0..C-1. The source name and the choice go into ``source``.
 
     With ``pair``, the result's ``splits`` are its share of :func:`whole_split` (of the
-    dataset after ``classes``; ``split_test_size``, ``split_seed``), the split the ``auto``
-    rule read the training part of: run it with ``protocol: {split: predefined}``."""
+    dataset after ``classes``; ``split_test_size``, ``split_seed``): run it with
+    ``protocol: {split: predefined}``."""
     data = load_dataset(source, params=source_params or {})
     y = np.asarray(data.y)
     names = list(data.class_names or [str(c) for c in np.unique(y)])
@@ -237,9 +154,7 @@ def load_hfss_subset(*, source, source_params=None, pair=None, classes=None, per
         whole_train = rows[whole_split(base, split_test_size=split_test_size,
                                        split_seed=split_seed)[0]]
         if pair == "auto":
-            a, b, why = choose_pair(base, ratio=ratio, difficulty=difficulty,
-                                    split_test_size=split_test_size, split_seed=split_seed,
-                                    n_folds=n_folds)
+            a, b, why = choose_pair(base, ratio=ratio)
         else:
             if isinstance(pair, str) or len(pair) != 2:
                 raise MlkitError(f"hfss-subset: pair is two classes or 'auto'; got {pair!r}")
@@ -270,18 +185,9 @@ def load_hfss_subset(*, source, source_params=None, pair=None, classes=None, per
                    source=f"{data.source}; {'; '.join(what)}")
 
 
-def hfss_accuracy(y_true, score):
-    """Accuracy from decision values, labels 0..C-1 (1-D score: class 1 when > 0)."""
-    score = np.asarray(score)
-    pred = (score > 0).astype(int) if score.ndim == 1 else score.argmax(axis=1)
-    return float(np.mean(pred == np.asarray(y_true)))
-
-
 register_dataset("hfss-subset", load_hfss_subset, kind="multi-view", synthetic=False,
                  paper="hfss",
                  summary="a grouped-feature dataset restricted to one class pair (named, or "
                          "'auto': by a documented rule, e.g. a large pair of size ratio "
                          "about 1:2) or a few "
                          "samples per class (HFSS Figs. 3-7)")
-METRICS.register("hfss_accuracy", hfss_accuracy, needs="score", greater_is_better=True,
-                 label="accuracy")

@@ -38,7 +38,7 @@ class _Options(BaseModel):
 
 class CurveOptions(_Options):
     """``report:`` of Figs. 3, 5, 6, 7: the ensemble drawn (a method label of fig3's runs;
-    Fig. 5: the hfss-forward run, whose test curve is over the prefixes)."""
+    Fig. 5: the HFSS (forward) run, HFSS staged by its prefixes: ``stages: forward``)."""
 
     method: str = FULL
 
@@ -170,8 +170,7 @@ def _pcell(pv, digits=2):
 
 
 def _test_acc(recs):
-    vals = [r["metrics"][m] for r in recs for m in ("accuracy", "hfss_accuracy")
-            if m in r["metrics"]][:len(recs)]
+    vals = [r["metrics"]["accuracy"] for r in recs if "accuracy" in r["metrics"]]
     return _ms(vals) if vals else (float("nan"), float("nan"))
 
 
@@ -404,7 +403,7 @@ def render_fig4(result, out_dir, spec):
 def curves_of(record):
     """(OOB curve, test curve) of a binary run along the bagging process (weak SVMs)."""
     oob = np.asarray(record["model"]["oob_curve"], float)
-    test = np.asarray(record.get("curves", {}).get("hfss_accuracy", []), float)
+    test = np.asarray(record.get("curves", {}).get("accuracy", []), float)
     return oob, test
 
 
@@ -498,8 +497,8 @@ def render_fig5(result, out_dir, spec):
         rec = _by(result.records, label, opts.method)[0]
         p = rec["model"]["problems"][0]
         oob = 100 * np.asarray(p["forward_curve"], float)
-        # the test accuracy of each prefix: the runner's curve of hfss-forward's stages
-        test = 100 * np.asarray(rec.get("curves", {}).get("hfss_accuracy", []), float)
+        # the test accuracy of each prefix: the runner's curve of HFSS (forward)'s stages
+        test = 100 * np.asarray(rec.get("curves", {}).get("accuracy", []), float)
         x = np.arange(1, len(oob) + 1)
         k_test = None
         if test.size:
@@ -537,7 +536,7 @@ def render_fig5(result, out_dir, spec):
     caption = (f"{spec.title}. Forward selection (Alg. 2) on Fig. 3's binary problem per dataset (named per row): "
                "OOB accuracy of the ensemble of the k best subspaces by goodness (thin dark "
                "line); hollow circle: its maximum (bestK); wide pale line: test accuracy of the "
-               "same prefixes (hfss-forward's stages), triangle: its maximum (the first, on "
+               "same prefixes (HFSS's forward stages), triangle: its maximum (the first, on "
                "ties); dashed: the paper's OOB maximum at k = 3 (its private data), on the "
                "panel of its layout, hfss-synthetic. One y range for every panel. "
                f"{provenance_caption(result)} {opts.caption}").strip()

@@ -1,7 +1,8 @@
 """MSSBoost's settings chosen as Sec. 6.2.1 of Yan et al. (KDD 2007) chooses them, as a method.
 
 :class:`MSSBoostSettings` is an estimator whose ``fit`` runs the paper's 2-fold selection
-(:func:`mlkit.selection.select_mssboost_settings`) on its training data and keeps what it chose;
+(:func:`mlkit.papers.mssboost.selection.select_mssboost_settings`, on the runner's grid
+search) on its training data and keeps what it chose;
 the runner stores that in every run record, so the ``mssboost/selection`` target only reads
 records (it never trains) and a selection resumes like any other run. Its scores are those of
 the Baseline refitted on the whole training part at the chosen rho and C, so the record also
@@ -15,7 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ...methods import BaselineSVM, MSSBoost
 from ...methods._multilabel import MultiLabelClassifier
 from ...registry import METHODS
-from ...selection import select_mssboost_settings
+from .selection import select_mssboost_settings
 
 __all__ = ["MSSBoostSettings"]
 
@@ -58,13 +59,11 @@ class MSSBoostSettings(MultiLabelClassifier):
     n_folds : int, default=2
     random_state : int, default=0
         Seed of the CV folds and of the Subspace models' sampling.
-    n_jobs : int, default=None
-        Processes over (setting, fold).
 
     Attributes
     ----------
     settings_ : dict
-        What :func:`~mlkit.selection.select_mssboost_settings` returns: the chosen values,
+        What :func:`~mlkit.papers.mssboost.selection.select_mssboost_settings` returns: the chosen values,
         the CV Mean-APs, the Baseline's support-vector fraction and every grid row.
     baseline_ : BaselineSVM
         The Baseline at the chosen rho and C, fitted on all the training data.
@@ -77,7 +76,7 @@ class MSSBoostSettings(MultiLabelClassifier):
         "scored": [StrOptions({"subspace", "mssboost"})],
         "scored_params": [dict, None], "exhaustive": ["boolean"],
         "n_folds": [Interval(Integral, 2, None, closed="left")],
-        "random_state": ["random_state"], "n_jobs": [None, Integral],
+        "random_state": ["random_state"],
     }
 
     #: constructor parameters that make the common tests' fits fast
@@ -92,7 +91,7 @@ class MSSBoostSettings(MultiLabelClassifier):
                  C_grid=(1.0, 10.0), base_gamma_grid=(0.05, 0.2, 0.5, 2.0, 5.0, 20.0),
                  base_C_grid=(1.0, 10.0), rd_grid=(0.1, 0.2, 0.3, 0.5),
                  rf_grid=(0.1, 0.2, 0.3, 0.5), fraction=0.8, scored="subspace",
-                 scored_params=None, exhaustive=True, n_folds=2, random_state=0, n_jobs=None):
+                 scored_params=None, exhaustive=True, n_folds=2, random_state=0):
         self.gamma_grid = gamma_grid
         self.C_grid = C_grid
         self.base_gamma_grid = base_gamma_grid
@@ -105,7 +104,6 @@ class MSSBoostSettings(MultiLabelClassifier):
         self.exhaustive = exhaustive
         self.n_folds = n_folds
         self.random_state = random_state
-        self.n_jobs = n_jobs
 
     def fit(self, X, Y):
         """Select every setting by CV on (X, Y), then refit the Baseline at its chosen rho, C."""
@@ -118,8 +116,7 @@ class MSSBoostSettings(MultiLabelClassifier):
             X, Y, gamma_grid=self.gamma_grid, C_grid=self.C_grid,
             base_gamma_grid=self.base_gamma_grid, base_C_grid=self.base_C_grid,
             rd_grid=self.rd_grid, rf_grid=self.rf_grid, fraction=self.fraction,
-            n_folds=self.n_folds, random_state=int(seed), n_jobs=self.n_jobs,
-            exhaustive=self.exhaustive, scored_estimator=self._scored_estimator(int(seed)))
+            n_folds=self.n_folds, random_state=int(seed), exhaustive=self.exhaustive, scored_estimator=self._scored_estimator(int(seed)))
         self.baseline_ = BaselineSVM(gamma=self.settings_["baseline_gamma"],
                                      C=self.settings_["baseline_C"]).fit(X, Y)
         return self

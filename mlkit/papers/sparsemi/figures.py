@@ -451,7 +451,7 @@ class Fig4Options(BaseModel):
     # accuracy "stabilises" at the first iteration from which the mean test accuracy stays
     # within stable_tol points of its final value (our operationalisation of claim 4)
     stable_tol: float = Field(1.0, gt=0)
-    curve_metric: str = "hfss_accuracy"        # the score-type accuracy of the runner's curves
+    curve_metric: str = "accuracy"             # the runner's curve of each stage's accuracy
     caption: Optional[str] = None              # said after the generic caption
 
 
