@@ -9,6 +9,7 @@ import pytest
 
 import mlkit.methods.mi.misvm as misvm_module
 from mlkit.methods.mi import MISVM
+from mlkit.methods.mi._smo import gather_block
 from mlkit.methods.mi.misvm import _bias, group_slack_svm
 
 from .test_mi_methods import make_mi
@@ -246,10 +247,25 @@ def _fit_both(bags, y, monkeypatch, **params):
     return new, old
 
 
-def test_misvm_fit_is_unchanged_by_the_compiled_solver(monkeypatch):
-    """MI-SVM on a three-class problem, warm-started QPs and all: the same weights, biases
-    and decision values with the numpy solver in place of the compiled one."""
-    bags, y = make_mi(45, seed=4, n_classes=3)
+def test_gather_block_copies_the_kernel_block():
+    """MI-SVM's Gram block from K (row- or column-major) into a column-major Gram matrix
+    equals numpy's fancy-indexed copy, and leaves the rest of the matrix alone."""
+    rng = np.random.default_rng(0)
+    K = rng.normal(size=(30, 30))
+    idx = np.sort(rng.choice(30, 17, replace=False))
+    for src in (K, np.asfortranarray(K)):
+        out = np.full((20, 20), np.pi, order="F")
+        gather_block(src, idx, out, 3)
+        np.testing.assert_array_equal(out[3:, 3:], K[np.ix_(idx, idx)])
+        assert np.all(out[:3] == np.pi) and np.all(out[:, :3] == np.pi)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_misvm_fit_is_unchanged_by_the_compiled_solver(monkeypatch, n_classes):
+    """MI-SVM on a two- and a three-class problem (the Gram blocks gathered from K's rows,
+    from its column-major copy), warm-started QPs and all: the same weights, biases and
+    decision values with the numpy solver in place of the compiled one."""
+    bags, y = make_mi(45, seed=4, n_classes=n_classes)
     for C in (0.1, 10.0, 1e3):
         new, old = _fit_both(bags, y, monkeypatch, C=C, gamma=0.3)
         np.testing.assert_array_equal(new.support_, old.support_)

@@ -1,4 +1,5 @@
-"""The SMO steps of :func:`mlkit.methods.mi.misvm.group_slack_svm`, compiled.
+"""The SMO steps of :func:`mlkit.methods.mi.misvm.group_slack_svm`, compiled (and the
+gather of MI-SVM's Gram blocks from the instance kernel).
 
 Andrews et al.'s bag-slack SVM dual (NIPS 2002, Sec. 3: one slack per negative bag) is
 solved by pair steps, each O(n) work in a fixed number of passes over the examples (the
@@ -16,7 +17,19 @@ the group maxima and minima propagate NaN as ``np.maximum.reduceat`` does.
 import numpy as np
 from numba import njit
 
-__all__ = ["smo_steps"]
+__all__ = ["smo_steps", "gather_block"]
+
+
+@njit(cache=True)
+def gather_block(src, idx, out, offset):
+    """``out[offset:, offset:] = src[np.ix_(idx, idx)]`` (a copy: the same numbers), written
+    column by column, so that a column-major ``src`` and ``out`` are read and written in
+    order."""
+    m = idx.shape[0]
+    for c in range(m):
+        col = idx[c]
+        for r in range(m):
+            out[offset + r, offset + c] = src[idx[r], col]
 
 
 @njit(cache=True)

@@ -26,7 +26,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ...kernels import bag_reduce, rbf_kernel, shared_result
 from ...registry import METHODS
 from ._base import InstanceExpansionMixin, MIClassifierBase, bag_argmax, bag_index
-from ._smo import smo_steps
+from ._smo import gather_block, smo_steps
 
 __all__ = ["miSVM", "MISVM", "group_slack_svm"]
 
@@ -152,8 +152,8 @@ def _best_of_cycle(svms):
 
 class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
     """Shared loop: one alternating problem per one-vs-rest column; subclasses implement
-    ``_fit_binary(K, offsets, y)`` returning (instance weights a, bias b, SVMs trained,
-    converged)."""
+    ``_fit_binary(K, offsets, y, **self._per_fit(K, n_problems))`` returning (instance
+    weights a, bias b, SVMs trained, converged)."""
 
     _bag_rule = "max"
     _parameter_constraints = {
@@ -184,9 +184,10 @@ class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
         intercept = np.empty(Y.shape[1])
         self.n_iter_ = np.empty(Y.shape[1], dtype=int)
         self.cycles_ = []
+        shared = self._per_fit(K, Y.shape[1])
         for c in range(Y.shape[1]):
             coef[:, c], intercept[c], self.n_iter_[c], converged = self._fit_binary(
-                K, offsets, Y[:, c])
+                K, offsets, Y[:, c], **shared)
             if not converged:
                 warnings.warn(
                     f"{type(self).__name__} did not converge within max_iter={self.max_iter} "
@@ -194,6 +195,10 @@ class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
                     ConvergenceWarning,
                 )
         self._set_expansion(X, coef, intercept)
+
+    def _per_fit(self, K, n_problems):
+        """Keyword arguments of ``_fit_binary`` computed once per fit (none by default)."""
+        return {}
 
     def _svm(self, gram, labels):
         """A precomputed-kernel SVM; returns (support indices, dual coefficients, bias)."""
@@ -359,19 +364,31 @@ class MISVM(_AlternatingSVM):
         self.negative_slack = negative_slack
         self.qp_tol = qp_tol
 
-    def _fit_binary(self, K, offsets, y):
+    def _per_fit(self, K, n_problems):
+        """K in column-major order when several bag-slack problems gather their Gram
+        matrices' negative blocks from it (one transposition per fit, not per problem)."""
+        if self.negative_slack == "bag" and n_problems > 1:
+            return {"K_columns": np.asfortranarray(K)}
+        return {}
+
+    def _fit_binary(self, K, offsets, y, K_columns=None):
         pos_inst, pos_offsets = self._positive_part(offsets, y)
         neg_inst = np.flatnonzero(y[bag_index(offsets)] < 0)
         n_pos = len(pos_offsets) - 1
         labels = np.r_[np.ones(n_pos), -np.ones(len(neg_inst))]
         K_pos = K[pos_inst]
         # the examples: one representative per positive bag, then every negative instance;
-        # only the representatives' rows of the Gram matrix change between SVMs
-        gram = np.empty((len(labels), len(labels)))
-        gram[n_pos:, n_pos:] = K[np.ix_(neg_inst, neg_inst)]
-        # group_slack_svm reads columns of gram: a column-major copy kept beside it
+        # only the representatives' rows of the Gram matrix change between SVMs.
+        # group_slack_svm reads columns: the bag-slack Gram matrix is kept column-major, its
+        # negative block copied from K's columns (K_columns, read in order) when the fit
+        # keeps them, else from K's rows (the same numbers either way)
         bag_slack = self.negative_slack == "bag"
-        gram_columns = np.asfortranarray(gram) if bag_slack else None
+        if bag_slack:
+            gram = np.empty((len(labels), len(labels)), order="F")
+            gather_block(K if K_columns is None else K_columns, neg_inst, gram, n_pos)
+        else:
+            gram = np.empty((len(labels), len(labels)))
+            gram[n_pos:, n_pos:] = K[np.ix_(neg_inst, neg_inst)]
 
         # one slack per negative bag (Andrews et al.) or per negative instance
         groups = np.r_[np.arange(n_pos), n_pos + bag_index(offsets)[neg_inst]]
@@ -384,18 +401,16 @@ class MISVM(_AlternatingSVM):
             if not bag_slack:
                 sv, coef, b = self._svm(gram, labels)
             else:
-                gram_columns[:n_pos] = gram[:n_pos]
-                gram_columns[n_pos:, :n_pos] = gram[n_pos:, :n_pos]
                 alpha, b, converged = group_slack_svm(gram, labels, groups, self.C,
                                                       alpha0=warm[0], tol=self.qp_tol,
-                                                      K_columns=gram_columns)
+                                                      K_columns=gram)
                 if not converged:
                     warnings.warn("MI-SVM: the bag-slack QP stopped at its iteration limit",
                                   ConvergenceWarning)
                 warm[0] = alpha
                 sv = np.flatnonzero(alpha > 0)
                 coef = alpha[sv] * labels[sv]
-            f = (gram_columns if bag_slack else gram)[:, sv] @ coef
+            f = gram[:, sv] @ coef
             objective = _svm_objective(coef, f[sv], labels * (f + b),
                                        groups if bag_slack else None, self.C)
             return sv, coef, b, objective
