@@ -11,14 +11,15 @@ see the same standardised bags, so their numbers must agree: the script checks t
 decision values on the inner test part are equal (bit for bit unless ``--atol`` says
 otherwise) and stops with an error line when they are not.
 
-Per fit: one grid cell (``--gamma``, ``--C``), CPU seconds of each side (``time.process_time``,
-BLAS limited to one thread), median over the splits, and the CPU seconds spent inside the QP
-solver (``*_smo_cpu_s``). The compiled SMO is called once before any timing (its first call
-in a process loads it from numba's cache or compiles it: ``jit_first_call_cpu_s``; a fresh
-compile of one specialisation, ``jit_compile_cpu_s``, is timed separately). Per grid: the ``--grid-gammas`` x
-``--grid-Cs`` cells of one inner fold fitted in one :func:`mlkit.kernels.shared_work` scope
-(as the grid search does, so distances and the kernel of each gamma are shared), on the first
-split. The last line::
+Per fit: one grid cell (``--gamma``, ``--C``), CPU seconds of each side
+(``time.process_time``, BLAS limited to one thread), median over the splits, and the CPU
+seconds spent inside the QP solver (``*_smo_cpu_s``). The compiled code is warmed up by
+small fits before any timing (its first calls in a process load it from numba's cache or
+compile it: ``jit_first_call_cpu_s``; a fresh compile of the SMO, per specialisation, is
+timed apart: ``jit_compile_cpu_s``). Per grid: the ``--grid-gammas`` x ``--grid-Cs``
+cells of one inner fold fitted in one :func:`mlkit.kernels.shared_work` scope (as the grid
+search does, so distances and the kernel of each gamma are shared), on the first split. The
+last line::
 
     corel20_fit_ratio=<old/new> corel20_grid_ratio=<old/new> corel20_fit_cpu_s=<new>
     corel20_fit_cpu_s_old=<old> ... corel20_smo_cpu_s=<new> corel20_smo_cpu_s_old=<old>
