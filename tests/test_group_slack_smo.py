@@ -18,8 +18,8 @@ from .test_mi_methods import make_mi
 def numpy_group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None,
                           K_columns=None):
     """REFERENCE (oracle): the bag-slack SMO of group_slack_svm in numpy, every step a fixed
-    number of numpy calls over O(n) arrays (mlkit.methods.mi.misvm before the steps were
-    compiled, verbatim). Same parameters and returns as group_slack_svm."""
+    number of numpy calls over O(n) arrays (mlkit.methods.mi.misvm at bb292403, before the
+    steps were compiled, verbatim). Same parameters and returns as group_slack_svm."""
     n = len(y)
     y = np.asarray(y, dtype=float)
     group_start = np.r_[0, np.flatnonzero(np.diff(groups)) + 1, n]
