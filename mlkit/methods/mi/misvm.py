@@ -26,6 +26,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ...kernels import bag_reduce, rbf_kernel, shared_result
 from ...registry import METHODS
 from ._base import InstanceExpansionMixin, MIClassifierBase, bag_argmax, bag_index
+from ._smo import gather_block, smo_steps
 
 __all__ = ["miSVM", "MISVM", "group_slack_svm"]
 
@@ -65,7 +66,9 @@ def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None,
     up, another down, the most violating pair); each step is the exact minimiser along the
     pair's direction.
 
-    Every step touches O(n) numbers in a fixed number of numpy calls: the scores
+    Every step touches O(n) numbers in a fixed number of passes, compiled
+    (:func:`mlkit.methods.mi._smo.smo_steps`, numba without fastmath: each element by the
+    same IEEE operations, in the same order, as the numpy formulation): the scores
     ``-y_i g_i`` are updated in place (``y_i = +-1``, so this is ``g``'s update with its
     sign flipped, exactly), the kernel columns are read from a column-major copy
     (contiguous), the feasibility masks change only in the two updated groups, and the
@@ -74,7 +77,7 @@ def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None,
     Parameters
     ----------
     K : ndarray of shape (n, n)
-        Kernel between the examples.
+        Kernel between the examples (float64; other types are converted).
     y : ndarray of shape (n,)
         +-1; every group holds one label.
     groups : ndarray of int, shape (n,)
@@ -112,10 +115,10 @@ def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None,
     sums = np.bincount(group_of, a, minlength=len(group_y))
     # K's columns are read from a column-major copy: K[:, idx] gathers contiguous columns
     # (into the same column-major block K[:, idx] would make, so every product is as it was)
-    Kc = np.asfortranarray(K if K_columns is None else K_columns)
+    Kc = np.asfortranarray(K if K_columns is None else K_columns, dtype=float)
     nz = np.flatnonzero(a)
     score = -y * (y * (Kc[:, nz] @ (a * y)[nz]) - 1.0)  # -y_i g_i, g = Q a - 1 the gradient
-    diag = np.diag(K).copy()
+    diag = np.diag(K).astype(float)
     max_iter = 100 * n + 10000 if max_iter is None else max_iter
     eps = 1e-12 * max(1.0, C)
     positive = y > 0
@@ -123,88 +126,10 @@ def group_slack_svm(K, y, groups, C, *, alpha0=None, tol=1e-3, max_iter=None,
     active = a > eps
     grow = np.where(positive, room, active)              # a_i += y_i t is feasible
     shrink = np.where(positive, active, room)            # a_j -= y_j t is feasible
-    n_shrink = np.count_nonzero(shrink)
-    full = set(np.flatnonzero(C - sums <= eps).tolist())  # groups at their cap
-    neg_inf = np.full(n, -np.inf)
-    members = None                                       # the full groups' examples
-    converged = False
-    for _ in range(max_iter):
-        best_viol, pair = -np.inf, None
-        i = int(np.argmax(np.where(grow, score, -np.inf)))
-        if grow[i] and n_shrink:
-            # j by libsvm's second-order rule: the largest decrease (score_i - score_j)^2 / eta
-            gap = score[i] - score
-            cand = shrink & (gap > 0)
-            if cand.any():
-                Ki = Kc[:, i]
-                eta = np.maximum(diag[i] + diag - 2.0 * Ki, 1e-12)
-                j = int(np.argmax(np.where(cand, gap ** 2 / eta, neg_inf)))
-                best_viol, pair = gap[j], (i, j)
-            else:
-                best_viol = score[i] - score[shrink].min()
-        if full:
-            # within a full group (one label): one member up in its +y direction, another
-            # down, the most violating pair over the groups at their cap (members of a
-            # positive group may all go up, only its nonzero ones down; the reverse in a
-            # negative group); the first such group wins ties, as an argmax over all groups
-            if members is None:
-                members = np.flatnonzero(~room)
-                m_start = np.r_[0, np.flatnonzero(np.diff(group_of[members])) + 1]
-                m_pos = positive[members]
-            s = score[members]
-            act = active[members]
-            s_up = np.where(m_pos | act, s, -np.inf)
-            s_down = np.where(m_pos & ~act, np.inf, s)
-            viol = np.maximum.reduceat(s_up, m_start) - np.minimum.reduceat(s_down, m_start)
-            k = int(np.argmax(viol))
-            if viol[k] > best_viol:
-                lo_ = m_start[k]
-                hi_ = m_start[k + 1] if k + 1 < len(m_start) else len(members)
-                best_viol = viol[k]
-                pair = (int(members[lo_ + np.argmax(s_up[lo_:hi_])]),
-                        int(members[lo_ + np.argmin(s_down[lo_:hi_])]))
-        if pair is None or best_viol < tol:
-            converged = True
-            break
-        i, j = pair
-        Ki, Kj = Kc[:, i], Kc[:, j]
-        eta = max(diag[i] + diag[j] - 2.0 * Ki[j], 1e-12)
-        t = best_viol / eta
-        gi, gj = group_of[i], group_of[j]
-        same = gi == gj
-        # bounds: a_i changes by y_i t, a_j by -y_j t
-        for k, sign in ((i, y[i]), (j, -y[j])):
-            if sign < 0:
-                t = min(t, a[k])
-            elif not same:
-                t = min(t, C - sums[group_of[k]])
-        t = max(t, 0.0)
-        a[i] = max(a[i] + y[i] * t, 0.0)
-        a[j] = max(a[j] - y[j] * t, 0.0)
-        sums[gi] += y[i] * t if not same else 0.0
-        if not same:
-            sums[gj] -= y[j] * t
-        score -= t * (Ki - Kj)              # -y (g + t y (Ki - Kj)), y = +-1
-        for k in (i, j):
-            active[k] = a[k] > eps
-        for gr in ((gi,) if same else (gi, gj)):
-            lo_, hi_ = group_start[gr], group_start[gr + 1]
-            has_room = (C - sums[gr]) > eps
-            room[lo_:hi_] = has_room
-            if has_room == (gr in full):      # the group's cap state changed
-                members = None
-                if has_room:
-                    full.discard(gr)
-                else:
-                    full.add(gr)
-            n_shrink -= np.count_nonzero(shrink[lo_:hi_])
-            if group_y[gr] > 0:
-                grow[lo_:hi_] = has_room
-                shrink[lo_:hi_] = active[lo_:hi_]
-            else:
-                grow[lo_:hi_] = active[lo_:hi_]
-                shrink[lo_:hi_] = has_room
-            n_shrink += np.count_nonzero(shrink[lo_:hi_])
+    is_full = C - sums <= eps                            # groups at their cap
+    converged = smo_steps(Kc, y, diag, score, a, sums, group_start, group_of, group_y, room,
+                          active, grow, shrink, positive, is_full, float(C), float(eps),
+                          float(tol), int(max_iter))
     b = _bias(Kc, y, a, group_start, group_of, group_y, C)
     return a, b, converged
 
@@ -227,8 +152,8 @@ def _best_of_cycle(svms):
 
 class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
     """Shared loop: one alternating problem per one-vs-rest column; subclasses implement
-    ``_fit_binary(K, offsets, y)`` returning (instance weights a, bias b, SVMs trained,
-    converged)."""
+    ``_fit_binary(K, offsets, y, **self._per_fit(K, n_problems))`` returning (instance
+    weights a, bias b, SVMs trained, converged)."""
 
     _bag_rule = "max"
     _parameter_constraints = {
@@ -259,9 +184,10 @@ class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
         intercept = np.empty(Y.shape[1])
         self.n_iter_ = np.empty(Y.shape[1], dtype=int)
         self.cycles_ = []
+        shared = self._per_fit(K, Y.shape[1])
         for c in range(Y.shape[1]):
             coef[:, c], intercept[c], self.n_iter_[c], converged = self._fit_binary(
-                K, offsets, Y[:, c])
+                K, offsets, Y[:, c], **shared)
             if not converged:
                 warnings.warn(
                     f"{type(self).__name__} did not converge within max_iter={self.max_iter} "
@@ -269,6 +195,10 @@ class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
                     ConvergenceWarning,
                 )
         self._set_expansion(X, coef, intercept)
+
+    def _per_fit(self, K, n_problems):
+        """Keyword arguments of ``_fit_binary`` computed once per fit (none by default)."""
+        return {}
 
     def _svm(self, gram, labels):
         """A precomputed-kernel SVM; returns (support indices, dual coefficients, bias)."""
@@ -434,19 +364,31 @@ class MISVM(_AlternatingSVM):
         self.negative_slack = negative_slack
         self.qp_tol = qp_tol
 
-    def _fit_binary(self, K, offsets, y):
+    def _per_fit(self, K, n_problems):
+        """K in column-major order when several bag-slack problems gather their Gram
+        matrices' negative blocks from it (one transposition per fit, not per problem)."""
+        if self.negative_slack == "bag" and n_problems > 1:
+            return {"K_columns": np.asfortranarray(K)}
+        return {}
+
+    def _fit_binary(self, K, offsets, y, K_columns=None):
         pos_inst, pos_offsets = self._positive_part(offsets, y)
         neg_inst = np.flatnonzero(y[bag_index(offsets)] < 0)
         n_pos = len(pos_offsets) - 1
         labels = np.r_[np.ones(n_pos), -np.ones(len(neg_inst))]
         K_pos = K[pos_inst]
         # the examples: one representative per positive bag, then every negative instance;
-        # only the representatives' rows of the Gram matrix change between SVMs
-        gram = np.empty((len(labels), len(labels)))
-        gram[n_pos:, n_pos:] = K[np.ix_(neg_inst, neg_inst)]
-        # group_slack_svm reads columns of gram: a column-major copy kept beside it
+        # only the representatives' rows of the Gram matrix change between SVMs.
+        # group_slack_svm reads columns: the bag-slack Gram matrix is kept column-major, its
+        # negative block copied from K's columns (K_columns, read in order) when the fit
+        # keeps them, else from K's rows (the same numbers either way)
         bag_slack = self.negative_slack == "bag"
-        gram_columns = np.asfortranarray(gram) if bag_slack else None
+        if bag_slack:
+            gram = np.empty((len(labels), len(labels)), order="F")
+            gather_block(K if K_columns is None else K_columns, neg_inst, gram, n_pos)
+        else:
+            gram = np.empty((len(labels), len(labels)))
+            gram[n_pos:, n_pos:] = K[np.ix_(neg_inst, neg_inst)]
 
         # one slack per negative bag (Andrews et al.) or per negative instance
         groups = np.r_[np.arange(n_pos), n_pos + bag_index(offsets)[neg_inst]]
@@ -459,18 +401,16 @@ class MISVM(_AlternatingSVM):
             if not bag_slack:
                 sv, coef, b = self._svm(gram, labels)
             else:
-                gram_columns[:n_pos] = gram[:n_pos]
-                gram_columns[n_pos:, :n_pos] = gram[n_pos:, :n_pos]
                 alpha, b, converged = group_slack_svm(gram, labels, groups, self.C,
                                                       alpha0=warm[0], tol=self.qp_tol,
-                                                      K_columns=gram_columns)
+                                                      K_columns=gram)
                 if not converged:
                     warnings.warn("MI-SVM: the bag-slack QP stopped at its iteration limit",
                                   ConvergenceWarning)
                 warm[0] = alpha
                 sv = np.flatnonzero(alpha > 0)
                 coef = alpha[sv] * labels[sv]
-            f = (gram_columns if bag_slack else gram)[:, sv] @ coef
+            f = gram[:, sv] @ coef
             objective = _svm_objective(coef, f[sv], labels * (f + b),
                                        groups if bag_slack else None, self.C)
             return sv, coef, b, objective
