@@ -170,7 +170,7 @@ PEER_DISTRIBUTIONS = {"skfeature": "skfeature-chappers", "sawmil": "sawmil[osqp]
                       "osqp": "sawmil[osqp]"}
 #: import names of mlkit's core dependencies (and what they bring)
 CORE_IMPORTS = {"numpy", "scipy", "sklearn", "click", "yaml", "pandas", "matplotlib", "joblib",
-                "pydantic", "pooch", "requests", "tqdm", "tabulate", "threadpoolctl"}
+                "pydantic", "pooch", "requests", "tqdm", "tabulate", "threadpoolctl", "numba"}
 
 
 @pytest.mark.parametrize("path", BENCH_SCRIPTS, ids=[p.name for p in BENCH_SCRIPTS])
