@@ -126,3 +126,16 @@ def test_the_frame_of_written_tables_equals_the_tables_read_back(tmp_path):
                              lines=LINES, percent={"score"})
     pd.testing.assert_frame_equal(frame.drop(columns="n"), read.drop(columns="n"))
     assert frame.n.tolist() == [10, 10, 10, 0]
+
+
+def test_every_committed_frame_holds_its_targets_table_cells():
+    """Each target's committed comparison.csv against its committed tables read back: the
+    same cells, numbers and data roles a known kind."""
+    from .conftest import ROOT, assert_comparison_matches_tables
+
+    frames = sorted((ROOT / "results").glob("*/*/" + FILE))
+    if not frames:
+        pytest.skip("no committed results in this checkout")
+    for path in frames:
+        frame = assert_comparison_matches_tables(path.parent)
+        assert set(frame.data_role) <= {"paper's data", "substitute", "synthetic"}

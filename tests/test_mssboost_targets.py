@@ -14,7 +14,7 @@ from mlkit.papers.mssboost.real import (best_on_frequent_sharing_labels,
                                         borrowing_follows_cooccurrence,
                                         first_models_are_general)
 
-from .conftest import CONFIGS
+from .conftest import CONFIGS, assert_comparison_matches_tables
 
 
 @pytest.fixture
@@ -58,6 +58,9 @@ def test_table2_figures_and_every_claim_from_one_set_of_runs(tiny_table2):
         assert "0 runs computed, 14 reused" in res.stdout          # nothing trained twice
         out = tiny_table2 / "mssboost" / fig
         assert (out / f"{fig}.png").is_file() and (out / f"{fig}.pdf").is_file()
+        assert_comparison_matches_tables(out)
+    table2 = assert_comparison_matches_tables(tiny_table2 / "mssboost" / "table2")
+    assert len(table2) and set(table2.data_role) == {"synthetic"}     # the TREC role
     table = (tiny_table2 / "mssboost" / "table2" / "table.md").read_text()
     for method in ("Baseline", "Bagging", "Subspace", "RSBag", "NSBoost", "MSSBoost",
                    "MSSBoost (intercept)"):

@@ -16,7 +16,7 @@ from mlkit.methods.mi import SparseMI
 from mlkit.papers.sparsemi.figures import (bag_features, make_sparsemi_toy, recorded_scores,
                                            toy_xvs)
 
-from .conftest import CONFIGS
+from .conftest import CONFIGS, assert_comparison_matches_tables
 
 
 def _invoke(*args):
@@ -121,6 +121,9 @@ def test_fig3_fig4_and_claim_5_on_tiny_configs(results, tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert "stable from (paper)" in res.stdout
     assert (results / "sparsemi" / "fig4" / "fig4.pdf").is_file()
+    for fig in ("fig3", "fig4"):
+        frame = assert_comparison_matches_tables(results / "sparsemi" / fig)
+        assert len(frame) and set(frame.data_role) <= {"synthetic", "substitute"}, fig
     res = _invoke("verify", "sparsemi")
     assert "claim 5" in res.stdout and "NOT RUN claim 5" not in res.stdout
     verdict = "PASS" if "PASS    claim 5" in res.stdout else "FAIL"
