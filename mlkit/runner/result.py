@@ -69,12 +69,12 @@ QUICK_NOTE = (" [--quick settings: fewer splits and smaller grids than the paper
 
 def runs_by(frame, keys=("dataset", "method")):
     """{group key: [records]} of a runs frame (:func:`runs_frame`) grouped by ``keys``
-    (pandas ``groupby``; a key is a tuple for several columns), the records of each group in
+    (pandas ``groupby``; a key is a tuple when ``keys`` is a sequence), the records of each group in
     the frame's order, for the helpers that read runs as records."""
-    keys = [keys] if isinstance(keys, str) else list(keys)
     if frame.empty:
         return {}
-    return {k: g["record"].tolist() for k, g in frame.groupby(keys, sort=False)}
+    by = keys if isinstance(keys, str) else list(keys)
+    return {k: g["record"].tolist() for k, g in frame.groupby(by, sort=False)}
 
 
 @dataclass
