@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-__all__ = ["RunResult", "QUICK_NOTE", "WARNINGS_LOG", "runs_frame", "runs_by", "RUN_COLUMNS"]
+__all__ = ["RunResult", "QUICK_NOTE", "WARNINGS_LOG", "runs_frame", "runs_by", "runs_of",
+           "RUN_COLUMNS"]
 
 #: the columns every runs frame starts with (a record's split and method)
 RUN_COLUMNS = ("dataset", "method", "method_name", "repeat", "fold", "split_seed",
@@ -77,6 +78,17 @@ def runs_by(frame, keys=("dataset", "method")):
     return {k: g["record"].tolist() for k, g in frame.groupby(by, sort=False)}
 
 
+def runs_of(frame, dataset=None, method=None):
+    """The records of the runs of ``frame`` (:func:`runs_frame`) on ``dataset`` by
+    ``method`` (None: any), selected with pandas, in the frame's order."""
+    mask = pd.Series(True, index=frame.index)
+    if dataset is not None:
+        mask &= frame["dataset"] == dataset
+    if method is not None:
+        mask &= frame["method"] == method
+    return frame.loc[mask, "record"].tolist()
+
+
 @dataclass
 class RunResult:
     """What :func:`run` returns: the loaded datasets (by label), every record, and timings."""
@@ -125,7 +137,7 @@ class RunResult:
         return cached[2]
 
     def records_of(self, dataset=None, method=None):
-        """Records filtered by dataset label and method label, sorted by split."""
-        out = [r for r in self.records if (dataset is None or r["dataset"] == dataset)
-               and (method is None or r["method"] == method)]
-        return sorted(out, key=lambda r: (r["dataset"], r["method"], r["repeat"], r["fold"]))
+        """The records of ``dataset`` by ``method`` (:func:`runs_of` of :attr:`frame`), sorted
+        by split."""
+        return sorted(runs_of(self.frame, dataset, method),
+                      key=lambda r: (r["dataset"], r["method"], r["repeat"], r["fold"]))
