@@ -2,8 +2,10 @@
 
 For every registered target of every paper it reads what ``mlkit reproduce`` left in
 ``results/<paper>/<artifact>/`` (``-quick/`` for ``--quick``): ``summary.json`` (the
-headline figures), the tables (``table.md``/``.csv`` and any other table with paper/ours
-columns: :mod:`~mlkit.report.reproduction_cells` compares their cells), the PNG figures and
+headline figures), ``comparison.csv`` (every paper number beside ours, the target's
+comparison frame, :mod:`~mlkit.report.comparison`; the cells are compared by
+:mod:`~mlkit.report.reproduction_cells`; results rendered before renders wrote it have
+their tables read back instead), the tables it links, the PNG figures and
 ``manifest.json`` (versions, machine, git revision, wall time; the run records, in the
 table and files of :mod:`mlkit.store`, say how much of a long run is done); it runs the
 paper's claims (those of ``mlkit verify``) and renders the page with

@@ -1,5 +1,10 @@
 """The cells of a result table that carry a paper number, and how far ours is from it.
 
+A render pairs the paper and ours columns of the tables it writes (below) into its
+comparison frame (:mod:`mlkit.report.comparison`); ``mlkit report`` compares each of its
+rows with :func:`compare_cell` (:func:`frame_cells`). :func:`table_rows` reads a rendered
+table back, only for results rendered before renders wrote their frame.
+
 **Which columns pair.** A column is the paper's or ours by a marker, the word ``paper`` or
 ``ours``: either its last parenthesised part starts with it (``accuracy (paper)``,
 ``positives (ours, of 1000)``, ``Mean-AP 20 (ours 4) (paper)``), or the header starts with it
