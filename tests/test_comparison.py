@@ -139,3 +139,28 @@ def test_every_committed_frame_holds_its_targets_table_cells():
     for path in frames:
         frame = assert_comparison_matches_tables(path.parent)
         assert set(frame.data_role) <= {"paper's data", "substitute", "synthetic"}
+
+
+def test_n_is_the_tables_runs_else_the_runs_of_the_rows_dataset_and_method():
+    table = TABLE.drop(columns="runs")
+    counts = {("synth", "A"): 20, ("scene", "A"): 7}
+    df = table_comparison(table, lines=LINES, counts=counts)
+    assert df.n.tolist()[:3] == [20, 20, 7] and df.n.isna().tolist()[3]   # musk1 B: no runs
+    no_method = table_comparison(table.drop(columns="method"), lines=LINES, counts=counts)
+    assert no_method.n.isna().all()
+
+
+def test_a_renderers_own_frame_is_validated_and_written(tmp_path):
+    from mlkit.report.comparison import render_with_comparison
+    from mlkit.targets import Rendered
+
+    rendered = render_with_comparison(lambda *a: Rendered("t", comparison=_frame()), None,
+                                      tmp_path, None)
+    assert rendered.files == [tmp_path / FILE]
+    pd.testing.assert_frame_equal(read_comparison(tmp_path / FILE), _frame())
+    bad = _frame().drop(columns="unit")
+    with pytest.raises(MlkitError, match="missing unit"):
+        render_with_comparison(lambda *a: Rendered("t", comparison=bad), None, tmp_path, None)
+    (tmp_path / FILE).write_text('dataset,method\n"x\n')
+    with pytest.raises(MlkitError, match="cannot read the comparison frame"):
+        read_comparison(tmp_path / FILE)

@@ -12,7 +12,9 @@ Every render writes it as ``comparison.csv`` beside its tables; ``mlkit report``
   a time in seconds, else empty (the quantity's own unit: a fraction, a count, ...);
 * ``paper``, ``paper_spread``, ``ours``, ``ours_spread``: the numbers as the table shows
   them (NaN where the entry is not a number, e.g. the paper's ``"> 20"``, or has no spread);
-* ``n``: the runs behind ours when the table says (its ``runs`` column), else missing;
+* ``n``: the runs behind ours: the table's ``runs`` column where it has one, else the runs
+  of the row's dataset and method when it names one of each (missing otherwise: a row over
+  several datasets or methods, or a paper row without runs);
 * ``data_role``: whose data the row ran on (:mod:`mlkit.report.data_roles`): the paper's
   data, a real substitute, or synthetic.
 
@@ -117,13 +119,14 @@ def _unit(quantity, percent):
     return "s" if q == "s" or q.endswith(" s") or q.endswith(" s/run") else ""
 
 
-def table_comparison(table, name="table", *, lines=(), percent=()):
+def table_comparison(table, name="table", *, lines=(), percent=(), counts=None):
     """The comparison rows (a frame) of one table: ``table`` is the data frame written as
     ``<name>.md/.csv/.tex`` (cells shown as :func:`~mlkit.report.tables.format_number`
     shows them), ``lines`` the target's :class:`~mlkit.report.data_roles.DataLine` s (for
     ``dataset`` and ``data_role``), ``percent`` the quantities its config puts on a
-    percentage scale (besides those whose header has ``%``). A row whose paper entry is
-    empty or ``-`` has no paper number: it gives no comparison row."""
+    percentage scale (besides those whose header has ``%``), ``counts`` the number of runs
+    per (dataset, method) (for ``n`` where the table has no ``runs`` column). A row whose
+    paper entry is empty or ``-`` has no paper number: it gives no comparison row."""
     columns = [str(c) for c in table.columns]
     pairs = pair_columns(columns)
     if not pairs:
@@ -141,8 +144,12 @@ def table_comparison(table, name="table", *, lines=(), percent=()):
         key = {k: row[k] for k in keys}
         named = row_lines(key.values(), lines)
         runs = raw.get("runs")
-        n = int(runs) if isinstance(runs, (int, float, np.integer, np.floating)) \
-            and np.isfinite(runs) else None
+        if "runs" in raw:
+            n = int(runs) if isinstance(runs, (int, float, np.integer, np.floating)) \
+                and np.isfinite(runs) else None
+        else:
+            n = (counts or {}).get((named[0].label, key.get("method"))) \
+                if len(named) == 1 and key.get("method") else None
         for p_col, o_col, quantity in pairs:
             paper, ours = row[p_col], row[o_col]
             if paper in ("-", ""):
@@ -169,11 +176,12 @@ def target_lines(result, spec):
     return data_lines(spec, result.spec, {"datasets": loaded})
 
 
-def tables_comparison(tables, *, lines=(), percent=()):
+def tables_comparison(tables, *, lines=(), percent=(), counts=None):
     """The comparison frame of ``tables`` ({name: data frame} written as tables), the
     ``table`` table first, then by name (the order ``mlkit report`` shows them in)."""
     names = sorted(tables, key=lambda n: (n != "table", n))
-    frames = [table_comparison(tables[n], n, lines=lines, percent=percent) for n in names]
+    frames = [table_comparison(tables[n], n, lines=lines, percent=percent, counts=counts)
+              for n in names]
     frames = [f for f in frames if len(f)]
     return comparison_frame() if not frames else \
         comparison_frame(pd.concat(frames, ignore_index=True).to_dict("records"))
@@ -188,8 +196,13 @@ def write_comparison(df, out_dir):
 
 def read_comparison(path):
     """The comparison frame saved at ``path`` (validated)."""
-    df = pd.read_csv(path, dtype={c: str for c in _TEXTS}, keep_default_na=False,
-                     na_values={c: [""] for c in _FLOATS + ("n",)})
+    try:
+        df = pd.read_csv(path, dtype={c: str for c in _TEXTS}, keep_default_na=False,
+                         na_values={c: [""] for c in _FLOATS + ("n",)})
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise MlkitError(f"{path}: cannot read the comparison frame "
+                         f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+                         ) from None
     try:
         df = comparison_frame(df.to_dict("records")) if list(df.columns) == list(
             COLUMNS + SHOWN_COLUMNS) else df
@@ -206,8 +219,12 @@ def render_with_comparison(fn, result, out_dir, spec):
         rendered = fn(result, Path(out_dir), spec)
     frame = getattr(rendered, "comparison", None)
     if frame is None:
+        runs = result.frame
+        counts = {k: int(v) for k, v in runs.groupby(["dataset", "method"]).size().items()} \
+            if len(runs) else {}
         frame = tables_comparison(tables, lines=target_lines(result, spec),
-                                  percent=percent_quantities(spec, result.spec))
+                                  percent=percent_quantities(spec, result.spec),
+                                  counts=counts)
     path = write_comparison(frame, out_dir)
     rendered.comparison = frame
     if path not in [Path(f) for f in rendered.files]:
