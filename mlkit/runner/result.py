@@ -103,6 +103,8 @@ class RunResult:
     quick: bool = False                          # made with the config's --quick settings
     missing: int = 0                             # runs not recorded and not computed (partial)
     warnings: object = None                      # one line on the runs' estimator warnings
+    # (records, their count, runs_frame(records)) of the last ``frame``
+    _frame: object = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def dataset(self):
@@ -130,7 +132,7 @@ class RunResult:
     def frame(self):
         """The runs as one data frame (:func:`runs_frame`), built once from the records
         (again when records were added since)."""
-        cached = getattr(self, "_frame", None)
+        cached = self._frame
         if cached is None or cached[0] is not self.records or cached[1] != len(self.records):
             cached = (self.records, len(self.records), runs_frame(self.records))
             self._frame = cached
