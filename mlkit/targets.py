@@ -36,6 +36,7 @@ from .runner import load_records, manifest_records, planned_runs, run
 from .manifest import build_manifest, invocation_keys, runs_dir_of
 from .registry import RENDERERS, TARGETS, after_load
 from .store import fold_runs
+from .report.comparison import render_with_comparison
 
 __all__ = ["Target", "Rendered", "Renderer", "register_renderer", "register_config_folder",
            "resolve_target", "results_root", "results_dir", "reproduce", "execute",
@@ -47,11 +48,13 @@ logger = logging.getLogger(__name__)
 @dataclass
 class Rendered:
     """What a renderer returns: the text to print (its table, paper vs ours), its headline
-    figures as {name: number}, and the files it wrote."""
+    figures as {name: number}, the files it wrote and its comparison frame (None: the
+    frame of the tables it wrote; :mod:`mlkit.report.comparison`)."""
 
     text: str
     figures: dict = field(default_factory=dict)
     files: list = field(default_factory=list)
+    comparison: object = None
 
 
 @dataclass(frozen=True)
@@ -308,7 +311,7 @@ def execute(spec, run_spec, out_dir, runs_dir, *, quick=False, jobs=1, force=Fal
         raise MlkitError(f"{spec.target}: no run recorded yet in {runs_dir}: nothing to render "
                          "(run it without --partial)")
     with recording_writes() as changed:
-        rendered = renderer.fn(result, Path(out_dir), spec)
+        rendered = render_with_comparison(renderer.fn, result, Path(out_dir), spec)
         write_json(Path(out_dir) / "summary.json", {
             "target": spec.target, "quick": quick, "partial": bool(result.missing),
             "provenance": result.provenance, "figures": rendered.figures})

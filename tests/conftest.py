@@ -23,3 +23,24 @@ def data_mirror():
         pytest.skip("MLKIT_DATA_MIRROR does not name a folder with the real datasets "
                     "(CI sets it to ../shared/data)")
     return Path(mirror)
+
+
+#: the comparison-frame columns that hold a table's numbers as it shows them
+SHOWN = ["table", "keys", "quantity", "paper_shown", "ours_shown", "paper", "paper_spread",
+         "ours", "ours_spread"]
+
+
+def assert_comparison_matches_tables(out_dir):
+    """The ``comparison.csv`` a render wrote in ``out_dir`` holds exactly the paper and ours
+    cells of the tables it wrote there (read back as displayed), row for row."""
+    import pandas as pd
+
+    from mlkit.report.comparison import FILE, read_comparison, tables_comparison
+    from mlkit.report.reproduction_cells import table_rows
+
+    out_dir = Path(out_dir)
+    frame = read_comparison(out_dir / FILE)
+    tables = {p.stem: table_rows(p) for p in out_dir.glob("*.csv") if p.name != FILE}
+    read = tables_comparison(tables)
+    pd.testing.assert_frame_equal(frame[SHOWN], read[SHOWN], obj=str(out_dir))
+    return frame

@@ -25,7 +25,7 @@ from mlkit.papers.hfss.renderers import (ensemble_summary, normalised_goodness,
                                         oob_test_pairs, per_class_sizes,
                                         problem_average_accuracy, roughness)
 
-from .conftest import CONFIGS
+from .conftest import CONFIGS, assert_comparison_matches_tables
 
 TARGETS = ("baseline", "bestk", "table2", "fig4", "fig3", "fig5", "fig6", "fig7", "table3")
 CLASSES = ["sea water", "remnant", "sky", "grass"]
@@ -94,6 +94,7 @@ def test_every_target_quick_on_synthetic(tiny, results):
         for ext in ("md", "csv", "tex"):
             assert (out / f"table.{ext}").is_file(), (art, ext)
         assert "synthetic" in res.stdout
+        assert set(assert_comparison_matches_tables(out).data_role) <= {"synthetic"}, art
     for art in ("fig4", "fig5", "fig6", "fig7", "fig3"):
         assert (results / "hfss" / f"{art}-quick" / f"{art}.png").is_file()
     # figures drawn from the runs of another target train nothing

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from mlkit.cli import cli
 from mlkit.papers.lm3fe.renderers import objective_rise
 
-from .conftest import CONFIGS
+from .conftest import CONFIGS, assert_comparison_matches_tables
 
 ORDER = ("table1", "table2", "fig2", "fig3", "fig4", "fig5", "objective", "ablation")
 
@@ -63,6 +63,7 @@ def test_every_quick_target_writes_paper_vs_ours(quick_runs):
     for art in ORDER:
         for ext in ("md", "csv", "tex"):
             assert (out / f"{art}-quick" / f"table.{ext}").is_file(), (art, ext)
+        assert_comparison_matches_tables(out / f"{art}-quick")
         summary = json.loads((out / f"{art}-quick" / "summary.json").read_text())
         assert summary["target"] == f"lm3fe/{art}" and summary["quick"] is True
     for art, name in (("fig2", "msrc-v1"), ("fig3", "msrc-v1"), ("fig4", "emotions-views"),

@@ -10,11 +10,12 @@ import yaml
 from click.testing import CliRunner
 
 from mlkit.cli import cli
+from mlkit.runner.result import runs_frame
 from mlkit.papers.mssboost.real import (best_on_frequent_sharing_labels,
                                         borrowing_follows_cooccurrence,
                                         first_models_are_general)
 
-from .conftest import CONFIGS
+from .conftest import CONFIGS, assert_comparison_matches_tables
 
 
 @pytest.fixture
@@ -58,6 +59,9 @@ def test_table2_figures_and_every_claim_from_one_set_of_runs(tiny_table2):
         assert "0 runs computed, 14 reused" in res.stdout          # nothing trained twice
         out = tiny_table2 / "mssboost" / fig
         assert (out / f"{fig}.png").is_file() and (out / f"{fig}.pdf").is_file()
+        assert_comparison_matches_tables(out)
+    table2 = assert_comparison_matches_tables(tiny_table2 / "mssboost" / "table2")
+    assert len(table2) and set(table2.data_role) == {"synthetic"}     # the TREC role
     table = (tiny_table2 / "mssboost" / "table2" / "table.md").read_text()
     for method in ("Baseline", "Bagging", "Subspace", "RSBag", "NSBoost", "MSSBoost",
                    "MSSBoost (intercept)"):
@@ -294,7 +298,7 @@ def test_claim_1_pairs_the_runs_split_by_split():
         return [r["metrics"]["mean_ap"] for r in sorted(
             (r for r in recs if r["method"] == method), key=lambda r: (r["repeat"], r["fold"]))]
 
-    ok, parts = claim_1.__wrapped__(recs, None, {})
+    ok, parts = claim_1.__wrapped__(runs_frame(recs), None, {})
     for m in ("Baseline", "Bagging", "Subspace", "RSBag", "NSBoost"):
         p = stats.ttest_rel(aligned("MSSBoost"), aligned(m)).pvalue
         assert p < 0.05 and f"{m} better (p={p:.2g})" in parts[0], (m, p, parts[0])
@@ -311,13 +315,13 @@ def test_claim_1_pairs_the_runs_split_by_split():
     assert ok
     # NSBoost only 0.001 above RSBag on average: a tie, said with its p-value; claim FAILs
     recs = _table2_runs({**offsets, "NSBoost": -0.019})
-    ok, parts = claim_1.__wrapped__(recs, None, {})
+    ok, parts = claim_1.__wrapped__(runs_frame(recs), None, {})
     p = stats.ttest_rel(aligned("NSBoost"), aligned("RSBag")).pvalue
     assert p > 0.05 and f"NSBoost > RSBag: tie (p={p:.2g})" in parts[0] and not ok
     # a run missing on one side (a split in progress) is left out of that pair only
     recs = [r for r in _table2_runs(offsets)
             if not (r["method"] == "Baseline" and r["repeat"] == 5)]
-    ok, parts = claim_1.__wrapped__(recs, None, {})
+    ok, parts = claim_1.__wrapped__(runs_frame(recs), None, {})
     p = stats.ttest_rel(aligned("MSSBoost")[:5], aligned("Baseline")).pvalue
     assert f"Baseline better (p={p:.2g})" in parts[0]
 
@@ -341,7 +345,7 @@ def test_training_speed_is_the_median_of_per_split_cpu_ratios():
     recs = [_timed("Baseline", r, fit_cpu=c) for r, c in enumerate([10.0, 20.0, 90.0])]
     recs += [_timed("MSSBoost", r, fit_cpu=c) for r, c in enumerate([5.0, 2.0, 30.0, 1.0])]
     recs.append(_timed("Baseline", 3))                       # no CPU count: left out
-    ratios = split_ratios(recs, "D", "Baseline", "MSSBoost", fit_cpu_seconds)
+    ratios = split_ratios(runs_frame(recs), "D", "Baseline", "MSSBoost", fit_cpu_seconds)
     np.testing.assert_allclose(ratios, [2.0, 10.0, 3.0])
     # the median of the ratios (3) is not the ratio of the means (120/37)
     assert np.median(ratios) == 3.0 != pytest.approx(120 / 37)
@@ -355,7 +359,7 @@ def test_prediction_speedups_are_per_split_at_the_mean_curves_level():
     # MSSBoost's curve reaches 0.25 (50% of 0.5) at t = 2 of 4 and 0.5 at t = 4
     mss = [_timed("MSSBoost", r, fit_cpu=1.0, stages=s, ap=0.5)
            for r, s in enumerate([[1, 2, 3, 4], [1, 4, 6, 8], [1, 2, 3, 10]])]
-    sp = prediction_speedups(base + mss, "D", fractions=(1.0, 0.5, 2.0))
+    sp = prediction_speedups(runs_frame(base + mss), "D", fractions=(1.0, 0.5, 2.0))
     t, secs, base_s, ratio = sp[0.5]
     assert t == 2 and secs == 2.0 and base_s == 20.0
     assert ratio == pytest.approx(np.median([10 / 2, 20 / 4, 40 / 2]))

@@ -639,3 +639,33 @@ def test_the_page_opens_with_each_papers_bullets_and_no_cell_exceeds_40_words():
         if line.startswith("|") and not line.startswith("|---"):
             for cell in re.split(r"(?<!\\)\|", line)[1:-1]:
                 assert len(cell.split()) <= CELL_WORDS, cell[:80]
+
+
+def test_the_page_reads_each_targets_comparison_frame(toy):
+    """Results with their comparison frame (what every render writes) give the page the
+    tables read back give (results rendered before it); the cells are then the frame's,
+    whatever the tables' files say."""
+    from mlkit.report.comparison import FILE, read_comparison, tables_comparison, \
+        write_comparison
+    from mlkit.report.data_roles import data_lines, percent_quantities
+    from mlkit.report.reproduction_cells import table_rows
+    from mlkit.targets import target_spec
+
+    before, _ = _page(toy)
+    for out in sorted((toy / "results" / PAPER).iterdir()):
+        spec, run_spec = target_spec(resolve_target(f"{PAPER}/{out.name.split('-')[0]}"))
+        lines = data_lines(spec, run_spec, json.loads((out / "manifest.json").read_text()))
+        frame = tables_comparison({"table": table_rows(out / "table.csv")}, lines=lines,
+                                  percent=percent_quantities(spec, run_spec))
+        write_comparison(frame, out)
+    assert _page(toy)[0] == before
+    table = toy / "results" / PAPER / "table1"
+    md = (table / "table.md").read_text()
+    (table / "table.md").write_text(md.replace("0.262 ± 0.004", "0.900 ± 0.004"))
+    assert _page(toy)[0] == before
+    frame = read_comparison(table / FILE)
+    frame.loc[frame.ours_shown == "0.262 ± 0.004", ["ours", "ours_shown"]] = \
+        [0.9, "0.900 ± 0.004"]
+    write_comparison(frame, table)
+    after = _section(_page(toy)[0], f"{PAPER}/table1")
+    assert "0.900 ± 0.004" in after and "0.262 ± 0.004" not in after

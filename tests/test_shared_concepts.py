@@ -57,6 +57,7 @@ def test_bad_parameters_say_which(kw, match):
 
 def test_paired_gap_is_the_mean_of_the_per_split_differences():
     from mlkit.papers.mssboost.sharing import paired_gap
+    from mlkit.runner.result import runs_frame
     from mlkit.stats import mean_confidence_interval
 
     a, b = [0.5, 0.6, 0.55, 0.7], [0.4, 0.58, 0.5, 0.61]
@@ -64,7 +65,7 @@ def test_paired_gap_is_the_mean_of_the_per_split_differences():
             for m, vals in (("MSSBoost", a), ("RSBag", b)) for r, v in enumerate(vals)]
     recs.append({"dataset": "D", "method": "MSSBoost", "repeat": 9, "fold": 0,
                  "metrics": {"mean_ap": 0.0}})            # unpaired: left out
-    mean, half, p = paired_gap(recs, "D", "MSSBoost", "RSBag")
+    mean, half, p = paired_gap(runs_frame(recs), "D", "MSSBoost", "RSBag")
     diffs = np.subtract(a, b)
     assert (mean, half) == pytest.approx(mean_confidence_interval(diffs))
     assert 0 < p < 0.05

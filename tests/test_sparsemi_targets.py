@@ -16,7 +16,7 @@ from mlkit.methods.mi import SparseMI
 from mlkit.papers.sparsemi.figures import (bag_features, make_sparsemi_toy, recorded_scores,
                                            toy_xvs)
 
-from .conftest import CONFIGS
+from .conftest import CONFIGS, assert_comparison_matches_tables
 
 
 def _invoke(*args):
@@ -121,6 +121,9 @@ def test_fig3_fig4_and_claim_5_on_tiny_configs(results, tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert "stable from (paper)" in res.stdout
     assert (results / "sparsemi" / "fig4" / "fig4.pdf").is_file()
+    for fig in ("fig3", "fig4"):
+        frame = assert_comparison_matches_tables(results / "sparsemi" / fig)
+        assert len(frame) and set(frame.data_role) <= {"synthetic", "substitute"}, fig
     res = _invoke("verify", "sparsemi")
     assert "claim 5" in res.stdout and "NOT RUN claim 5" not in res.stdout
     verdict = "PASS" if "PASS    claim 5" in res.stdout else "FAIL"
@@ -331,6 +334,7 @@ def test_claims_pair_repetitions_not_folds():
     10-fold CV, so the claims compare its fold means, one value per repetition, paired
     repeat by repeat over the complete repetitions both methods have."""
     from mlkit.papers.sparsemi.claims import _acc, paired
+    from mlkit.runner.result import runs_frame
     from mlkit.targets import resolve_target, target_spec
 
     spec = target_spec(resolve_target("sparsemi/table1"))[1]     # MUSK1: 10-fold CV
@@ -345,10 +349,10 @@ def test_claims_pair_repetitions_not_folds():
     recs += [{"dataset": "musk1", "method": m, "repeat": 3, "fold": f,
               "metrics": {"accuracy": 0.0}} for m in ("SparseMI", "MI-Kernel")
              for f in range(4)]
-    assert _acc(recs, "musk1", "SparseMI", spec) == pytest.approx({0: 90, 1: 80, 2: 90})
-    assert _acc(recs, "musk1", "MI-Kernel", spec) == pytest.approx({0: 89, 1: 79, 2: 89})
-    only_partial = [r for r in recs if r["repeat"] == 3]
-    assert _acc(only_partial, "musk1", "SparseMI", spec) == {}
+    runs = runs_frame(recs)
+    assert _acc(runs, "musk1", "SparseMI", spec) == pytest.approx({0: 90, 1: 80, 2: 90})
+    assert _acc(runs, "musk1", "MI-Kernel", spec) == pytest.approx({0: 89, 1: 79, 2: 89})
+    assert _acc(runs[runs["repeat"] == 3], "musk1", "SparseMI", spec) == {}
     # pairs by repeat over the repeats both have: {0, 1, 4} here, a difference of -1, -1.5,
     # -1.2; pairing by position (2 with 3) would give -1, -1.5, -50 and no significance
     a, b = {0: 80.0, 1: 81.0, 2: 50.0, 4: 70.0}, {0: 81.0, 1: 82.5, 3: 100.0, 4: 71.2}

@@ -16,6 +16,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..runner import folds_per_repeat
+from ..runner.result import runs_frame
 from ..stats import complete_repeats, mean_spread, repetition_values
 from ..registry import METRICS
 from ..targets import Rendered, register_renderer
@@ -23,7 +24,7 @@ from .summaries import plot_curves
 from .tables import format_mean_ci, write_table
 
 __all__ = ["MetricTableOptions", "render_metric_table", "metric_rows", "row_values",
-           "counted_records", "over_runs"]
+           "counted_records", "counted_runs", "over_runs"]
 
 
 class MetricTableOptions(BaseModel):
@@ -51,10 +52,16 @@ def counted_records(records, n_folds=1):
     >>> [(r["repeat"], r["fold"]) for r in counted_records(recs, n_folds=2)]
     [(0, 0), (0, 1), (1, 0), (1, 1)]
     """
-    complete = set(complete_repeats(records, n_folds))
+    return counted_runs(runs_frame(records), n_folds)["record"].tolist()
+
+
+def counted_runs(runs, n_folds=1):
+    """:func:`counted_records` of a runs frame (:func:`~mlkit.runner.runs_frame`): its rows a
+    table row counts."""
+    complete = set(complete_repeats(runs["record"].tolist(), n_folds))
     if n_folds <= 1 or len(complete) < 2:
-        return list(records)
-    return [r for r in records if r["repeat"] in complete]
+        return runs
+    return runs[runs["repeat"].isin(complete)]
 
 
 def row_values(records, metric, scale=1.0, n_folds=1):
@@ -99,10 +106,11 @@ def metric_rows(result, spec, opts):
     digits = opts.digits if opts.digits is not None else (2 if opts.scale != 1 else 3)
     rows, figures, edges = [], {}, {}
     seen = set()
+    groups = dict(iter(result.frame.groupby(["dataset", "method"], sort=False)))
     for ds in run_spec.datasets:
         for m in run_spec.methods:
-            recs = result.records_of(dataset=ds.display, method=m.display)
-            if not recs:
+            runs = groups.get((ds.display, m.display))
+            if runs is None:
                 continue
             seen.add(ds.display)
             row = {"dataset": ds.display}
@@ -110,7 +118,8 @@ def metric_rows(result, spec, opts):
                 row["role"] = ds.role
             row["method"] = m.display
             n_folds = folds_per_repeat(run_spec, ds.display)
-            recs = counted_records(recs, n_folds)
+            runs = counted_runs(runs.sort_values(["repeat", "fold"], kind="stable"), n_folds)
+            recs = runs["record"].tolist()
             for metric in run_spec.metrics:
                 label = METRICS.entry(metric).meta.get("label", metric)
                 mean, half = mean_spread(row_values(recs, metric, opts.scale, n_folds),
@@ -120,16 +129,16 @@ def metric_rows(result, spec, opts):
                 row[f"{label} (ours)"] = format_mean_ci(mean, half, digits)
                 figures[f"{metric}.{ds.display}.{m.display}"] = mean
             for key in opts.extras:
-                vals = [r["model"][key] for r in recs if key in r.get("model", {})]
+                vals = runs[key].dropna().tolist() if key in runs else []
                 pv = spec.paper_value(ds.display, m.display, key, role=ds.role)
                 row[f"{key} (paper)"] = _paper_cell(pv, 1)
                 row[f"{key} (ours)"] = f"{np.mean(vals):.1f}" if vals else "-"
             grid = ds.grid_for(m)
             for key in opts.chosen:
-                vals = [r.get("chosen", {}).get(key) for r in recs]
+                vals = [c.get(key) for c in runs["chosen"]]
                 row[f"chosen {key}"] = _chosen_cell(vals)
             for key, values in grid.items():
-                picked = [r.get("chosen", {}).get(key) for r in recs]
+                picked = [c.get(key) for c in runs["chosen"]]
                 numeric = [v for v in values if isinstance(v, (int, float))]
                 if len(numeric) < 3:        # with two values every choice is an edge
                     continue
@@ -138,8 +147,8 @@ def metric_rows(result, spec, opts):
                 if any(hits):
                     edges.setdefault((m.display, key, lo, hi), []).append(
                         (ds.display, *hits, len(recs)))
-            row["runs"] = len(recs)
-            row["fit s"] = float(np.mean([r["timings"]["fit_s"] for r in recs]))
+            row["runs"] = len(runs)
+            row["fit s"] = float(np.mean(runs["fit_s"].to_numpy(float)))
             rows.append(row)
     # what the paper reports on data we could not run (e.g. "not public") keeps its row
     for scope, entry in spec.reported.items():

@@ -2,8 +2,10 @@
 
 For every registered target of every paper it reads what ``mlkit reproduce`` left in
 ``results/<paper>/<artifact>/`` (``-quick/`` for ``--quick``): ``summary.json`` (the
-headline figures), the tables (``table.md``/``.csv`` and any other table with paper/ours
-columns: :mod:`~mlkit.report.reproduction_cells` compares their cells), the PNG figures and
+headline figures), ``comparison.csv`` (every paper number beside ours, the target's
+comparison frame, :mod:`~mlkit.report.comparison`; the cells are compared by
+:mod:`~mlkit.report.reproduction_cells`; results rendered before renders wrote it have
+their tables read back instead), the tables it links, the PNG figures and
 ``manifest.json`` (versions, machine, git revision, wall time; the run records, in the
 table and files of :mod:`mlkit.store`, say how much of a long run is done); it runs the
 paper's claims (those of ``mlkit verify``) and renders the page with
@@ -22,7 +24,6 @@ that role names (a real substitute, or a synthetic stand-in). Cells on the paper
 cells on stand-ins are counted apart: the second compare different data.
 """
 
-import dataclasses
 import difflib
 import importlib
 import os
@@ -35,10 +36,12 @@ from .._errors import MlkitError
 from .._io import read_json, write_text
 from ..runner import planned_runs
 from ..store import RunStore
-from ..registry import CLAIMS, DATASETS, METRICS, TARGETS
+from ..registry import CLAIMS, TARGETS
 from ..targets import outdated_runs, results_root, target_spec
 from ..verify import claims_of, diagnosis_of, evaluate, verdict
-from .reproduction_cells import PAPER_DATA, SUBSTITUTE_DATA, Cell, compare_cell, read_cells
+from .comparison import FILE as COMPARISON, read_comparison, tables_comparison
+from .data_roles import PAPER_DATA, SUBSTITUTE_DATA, DataLine, data_lines, percent_quantities
+from .reproduction_cells import Cell, compare_cell, frame_cells, read_cells, table_rows
 from .reproduction_view import ResultsView
 
 __all__ = ["Cell", "DataLine", "TableReport", "TargetReport", "ClaimReport", "PaperReport",
@@ -133,124 +136,6 @@ class PaperReport:
 
 
 # -- targets ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class DataLine:
-    """One dataset of a target's runs as the page says it.
-
-    ``paper_own``: the paper's own data (``when_present``, or no ``role:`` in the config);
-    else it stands in for the data its ``role`` names. ``reference``: a dataset with no role
-    in a target whose other datasets have roles, and with no paper number of its own: shown
-    for reference, neither the paper's data nor a stand-in. ``absent``: a ``when_present``
-    dataset that the target's (finished) runs skipped, its files not being at hand."""
-
-    label: str
-    name: Optional[str]
-    role: Optional[str]
-    synthetic: bool
-    paper_own: bool
-    absent: bool = False
-    reference: bool = False
-
-    @property
-    def data(self):
-        """PAPER_DATA for the paper's own real data only: a generator rebuilt from the
-        paper's text is our reconstruction, counted with the stand-ins."""
-        return PAPER_DATA if self.paper_own and not self.synthetic else SUBSTITUTE_DATA
-
-    @property
-    def kind(self):
-        """What the data is, in a few words (the overview column)."""
-        if self.paper_own:
-            if self.absent:
-                return "the paper's data not run (files absent)"
-            return ("synthetic, reconstructed from the paper's text" if self.synthetic
-                    else "the paper's data")
-        if self.reference:
-            return "synthetic, for reference" if self.synthetic else "real, for reference"
-        return "synthetic stand-in" if self.synthetic else "real substitute"
-
-    @property
-    def text(self):
-        source = f" ({self.name})" if self.name and self.name != self.label else ""
-        if self.paper_own:
-            if self.absent:
-                kind = "the paper's data: not run (files absent)"
-            elif self.synthetic:
-                kind = ("synthetic, reconstructed from the paper's text (counted with the "
-                        "stand-ins)")
-            else:
-                kind = "the paper's data"
-        elif self.reference:
-            kind = (f"{'synthetic' if self.synthetic else 'real'}, for reference (no role: "
-                    "it stands in for no data the paper reports)")
-        else:
-            kind = (f"synthetic, in the role of {_role(self.role)}" if self.synthetic else
-                    f"real substitute in the role of {_role(self.role)}")
-        return f"`{self.label}`{source}: {kind}"
-
-    def names(self):
-        return {self.label, self.name} - {None}
-
-
-def _role(role):
-    return "the paper's own data" if role.lower() == "paper" else f"`{role}`"
-
-
-def _data_lines(target, spec, run_spec, manifest):
-    """[DataLine] of the datasets the target's runs use: synthetic or real (the loaded data's
-    flag from the manifest, else the dataset registry's, of the dataset it is a view of when
-    its ``params`` name a registered ``source``), the paper's own or a stand-in (the config)."""
-    loaded = (manifest or {}).get("datasets", {})
-    roles = any(d.role for d in run_spec.datasets)
-    scopes = set(spec.reported) | set(run_spec.reported)
-    lines = []
-    for d in run_spec.datasets:
-        label = d.display
-        if label in loaded and "synthetic" in loaded[label]:
-            synthetic = bool(loaded[label]["synthetic"])
-        elif d.name is not None:
-            source = d.params.get("source")
-            name = source if isinstance(source, str) and source in DATASETS else d.name
-            synthetic = bool(DATASETS.entry(name).meta.get("synthetic", False))
-        else:
-            synthetic = False       # a user's own file
-        reference = (d.role is None and not d.when_present and roles
-                     and not {label, d.name} & scopes)
-        paper_own = bool(d.when_present) or (d.role is None and not reference)
-        absent = bool(d.when_present) and manifest is not None and label not in loaded
-        lines.append(DataLine(label, d.name, d.role, synthetic, paper_own, absent, reference))
-    return lines
-
-
-def _cell_lines(cell, lines):
-    """The datasets a cell's row names (a key equal to a dataset's label or registry name,
-    else to its first word: "msrc-v1" is the row of "msrc-v1 n=4"); every dataset of the
-    target when the row names none."""
-    for key in cell.keys:
-        key = str(key).strip()
-        hit = [x for x in lines if key in x.names()] or \
-            [x for x in lines if key and key.split()[0] in {n.split()[0] for n in x.names()}]
-        if hit:
-            return hit
-    return lines
-
-
-def _with_data(cell, lines):
-    """The cell with its data kind: PAPER_DATA only when every dataset of its row is the
-    paper's real data (a generator rebuilt from the paper's text is not)."""
-    kinds = {x.data for x in _cell_lines(cell, lines)}
-    return dataclasses.replace(cell, data=PAPER_DATA if kinds == {PAPER_DATA}
-                               else SUBSTITUTE_DATA)
-
-
-def _percent_quantities(spec, run_spec):
-    """The quantities the target's config puts on a percentage scale: the metric labels of
-    a renderer whose options scale the metrics by 100 (``report.scale: 100``)."""
-    scale = getattr(spec.options, "scale", None) if spec is not None else None
-    if not isinstance(scale, (int, float)) or float(scale) != 100.0:
-        return set()
-    return {METRICS.entry(m).meta.get("label", m) for m in run_spec.metrics if m in METRICS}
-
 
 def _recorded_runs(target, run_spec, view):
     """(runs whose record the view holds under their current key, runs planned) of a target
@@ -292,22 +177,37 @@ def _target_report(target, view):
             rep.outdated = _outdated(target, rep.manifest, status == QUICK, out, view)
     if (status != FULL or rep.outdated) and run_spec is not None:
         rep.progress = _recorded_runs(target, run_spec, view)
-    lines = _data_lines(target, spec, run_spec, rep.manifest) if run_spec is not None else []
+    lines = data_lines(spec, run_spec, rep.manifest) if run_spec is not None else []
     if run_spec is not None:
         rep.data = [x.text for x in lines]
         rep.kinds = list(dict.fromkeys(x.kind for x in lines))
     if out is not None:
-        percent = _percent_quantities(spec, run_spec) if run_spec is not None else set()
-        csvs = sorted(out.glob("*.csv"), key=lambda p: (p.stem != "table", p.name))
-        for csv_path in (p for p in csvs if view.has(p)):
-            keys, cells = read_cells(csv_path, percent=percent)
-            cells = [_with_data(c, lines) for c in cells]
-            if csv_path.stem == "table" or cells:
-                md = csv_path.with_suffix(".md")
-                rep.tables.append(TableReport(md if view.has(md) else csv_path, tuple(keys),
-                                              tuple(cells)))
+        percent = percent_quantities(spec, run_spec) if run_spec is not None else set()
+        rep.tables = _tables(out, view, lines, percent)
         rep.figures = [p for p in sorted(out.glob("*.png")) if view.has(p)]
     return rep
+
+
+def _tables(out, view, lines, percent):
+    """[TableReport] of a target's results folder ``out``: its ``table`` first, then every
+    other table with paper numbers, by name, their cells from ``comparison.csv``. Results
+    rendered before renders wrote it have their tables read back instead
+    (:func:`~mlkit.report.reproduction_cells.table_rows`)."""
+    csvs = [p for p in out.glob("*.csv") if view.has(p) and p.name != COMPARISON]
+    if view.has(out / COMPARISON):
+        frame = read_comparison(out / COMPARISON)
+    else:
+        frame = tables_comparison({p.stem: table_rows(p) for p in csvs}, lines=lines,
+                                  percent=percent)
+    cells = frame_cells(frame)
+    reports = []
+    for csv_path in sorted(csvs, key=lambda p: (p.stem != "table", p.name)):
+        keys, mine = cells.get(csv_path.stem, ((), ()))
+        if csv_path.stem == "table" or mine:
+            md = csv_path.with_suffix(".md")
+            reports.append(TableReport(md if view.has(md) else csv_path, tuple(keys),
+                                       tuple(mine)))
+    return reports
 
 
 # -- claims -------------------------------------------------------------------------------

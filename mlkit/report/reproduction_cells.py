@@ -1,5 +1,10 @@
 """The cells of a result table that carry a paper number, and how far ours is from it.
 
+A render pairs the paper and ours columns of the tables it writes (below) into its
+comparison frame (:mod:`mlkit.report.comparison`); ``mlkit report`` compares each of its
+rows with :func:`compare_cell` (:func:`frame_cells`). :func:`table_rows` reads a rendered
+table back, only for results rendered before renders wrote their frame.
+
 **Which columns pair.** A column is the paper's or ours by a marker, the word ``paper`` or
 ``ours``: either its last parenthesised part starts with it (``accuracy (paper)``,
 ``positives (ours, of 1000)``, ``Mean-AP 20 (ours 4) (paper)``), or the header starts with it
@@ -25,6 +30,8 @@ the column and the paper's number decide, never ours:
   scale for "2 points": the difference is shown, the cell is not counted.
 """
 
+import dataclasses
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -33,9 +40,11 @@ from typing import Optional
 
 import pandas as pd
 
+from .data_roles import PAPER_DATA, SUBSTITUTE_DATA
 from .tables import format_number
 
-__all__ = ["Cell", "compare_cell", "paper_scale", "column_side", "pair_columns", "read_cells",
+__all__ = ["Cell", "compare_cell", "shown_number", "paper_scale", "column_side", "pair_columns",
+           "read_cells", "table_rows", "frame_cells", "describes_setup",
            "PAPER_DATA", "SUBSTITUTE_DATA"]
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -58,10 +67,7 @@ class Cell:
     data: str = ""          # PAPER_DATA or SUBSTITUTE_DATA (set by the report), "" unknown
 
 
-PAPER_DATA, SUBSTITUTE_DATA = "paper's data", "substitute data"
-
-
-def _number(text):
+def shown_number(text):
     """(value, spread or None, decimals shown) of a displayed cell, or None if not a number."""
     m = _CELL.match(text or "")
     if not m:
@@ -85,7 +91,7 @@ def paper_scale(paper, percent=False):
     percentage (``percent``), else from the number as the paper prints it: FRACTION (within
     [-1, 1], with decimals), WHOLE (no decimals), UNSCALED (any other); None when it is not
     a number."""
-    p = _number(paper)
+    p = shown_number(paper)
     if p is None:
         return None
     if percent:
@@ -115,7 +121,7 @@ def compare_cell(paper, ours, percent=False):
     >>> compare_cell("> 20", "13")
     ('', '', None)
     """
-    p, o = _number(paper), _number(ours)
+    p, o = shown_number(paper), shown_number(ours)
     if p is None:
         return "", "", None
     if p[1] is not None:
@@ -237,30 +243,51 @@ def describes_setup(quantity):
     return q.startswith("#") or q == "s" or q.endswith(" s") or q.endswith(" s/run")
 
 
-def read_cells(csv_path, percent=()):
-    """(key column names, [Cell]) of one table: its Markdown (the cells as displayed) beside
-    the CSV ``write_table`` wrote, else the CSV formatted as the Markdown would be.
-    ``percent``: quantities the target's config puts on a percentage scale (besides those
-    whose header has "%")."""
+def table_rows(csv_path):
+    """The table ``write_table`` wrote at ``csv_path`` read back as displayed (a data frame
+    of strings): its Markdown beside it, else the CSV formatted as the Markdown would be.
+    Only for results rendered before renders wrote their comparison frame."""
     md = Path(csv_path).with_suffix(".md")
     parsed = _md_rows(md) if md.is_file() else None
     columns, rows = parsed if parsed is not None else _csv_rows(csv_path)
-    pairs = pair_columns(columns)
-    if not pairs:
-        return [], []
-    first = columns.index(pairs[0][0])
-    keys = [c for c in columns[:first] if column_side(c) is None]
-    index = {c: i for i, c in enumerate(columns)}
-    cells = []
-    for row in rows:
-        key = tuple(row[index[k]] for k in keys)
-        for p_col, o_col, quantity in pairs:
-            paper, ours = row[index[p_col]], row[index[o_col]]
-            if paper in ("-", ""):
-                continue
-            is_percent = "%" in p_col or "%" in o_col or column_side(p_col)[1] in percent
-            diff, tol, within = compare_cell(paper, ours, percent=is_percent)
-            if describes_setup(quantity) and tol:
-                tol, within = NOT_A_RESULT, None
-            cells.append(Cell(key, quantity, paper, ours, diff, tol, within))
-    return keys, cells
+    return pd.DataFrame(rows, columns=columns, dtype=object)
+
+
+def frame_cells(frame):
+    """{table name: (key column names, [Cell])} of a comparison frame
+    (:mod:`mlkit.report.comparison`), tables and cells in the frame's order: each cell as
+    its table shows it, compared by :func:`compare_cell` (a ``%`` unit is a percentage),
+    its data the paper's when its ``data_role`` is."""
+    out = {}
+    for row in frame.itertuples(index=False):
+        keys = json.loads(row.keys)
+        diff, tol, within = compare_cell(row.paper_shown, row.ours_shown,
+                                         percent=row.unit == "%")
+        if describes_setup(row.quantity) and tol:
+            tol, within = NOT_A_RESULT, None
+        data = PAPER_DATA if row.data_role == PAPER_DATA else SUBSTITUTE_DATA
+        names, cells = out.setdefault(row.table, (list(keys), []))
+        cells.append(Cell(tuple(keys.values()), row.quantity, row.paper_shown,
+                          row.ours_shown, diff, tol, within, data))
+    return out
+
+
+def read_cells(csv_path, percent=(), lines=()):
+    """(key column names, [Cell]) of one rendered table read back (:func:`table_rows`):
+    ``percent``, the quantities the target's config puts on a percentage scale (besides
+    those whose header has "%"); ``lines``, the target's datasets
+    (:class:`~mlkit.report.data_roles.DataLine`) that say each cell's data."""
+    from .comparison import table_comparison
+
+    table = table_rows(csv_path)
+    frame = table_comparison(table, Path(csv_path).stem, lines=lines, percent=percent)
+    names, cells = frame_cells(frame).get(Path(csv_path).stem, ([], []))
+    if not lines:               # no datasets given: whose data the rows ran on is unknown
+        cells = [dataclasses.replace(c, data="") for c in cells]
+    if not cells:
+        pairs = pair_columns(list(table.columns))
+        if not pairs:
+            return [], []
+        first = list(table.columns).index(pairs[0][0])
+        names = [c for c in table.columns[:first] if column_side(c) is None]
+    return names, cells

@@ -1,13 +1,14 @@
 """Result tables written as Markdown, CSV and LaTeX, each with its caption."""
 
 import math
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
-from pathlib import Path
 
 from .._io import write_text
 
-__all__ = ["write_table", "format_mean_ci", "format_number"]
+__all__ = ["write_table", "format_mean_ci", "format_number", "collecting_tables"]
 
 
 def format_number(value, digits=3):
@@ -34,6 +35,21 @@ def format_mean_ci(mean, half_width, digits=3):
     return f"{mean:.{digits}f} ± {half_width:.{digits}f}"
 
 
+_COLLECTORS = []         # the dicts of open collecting_tables() blocks
+
+
+@contextmanager
+def collecting_tables():
+    """Yield a dict that collects {name: data frame} of every table :func:`write_table`
+    writes within the block (what :mod:`mlkit.report.comparison` builds its frame from)."""
+    tables = {}
+    _COLLECTORS.append(tables)
+    try:
+        yield tables
+    finally:
+        _COLLECTORS.remove(tables)
+
+
 def _latex_escape(text):
     out = str(text)
     for a, b in [("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"),
@@ -48,8 +64,11 @@ def write_table(df, out_dir, caption, name="table"):
 
     The caption (which must name the data's provenance) heads the Markdown file, is the
     LaTeX ``\\caption`` and a ``#`` comment line of the CSV. Returns the Markdown text.
+    Within a :func:`collecting_tables` block, ``df`` is also handed to the block.
     """
     out_dir = Path(out_dir)
+    for tables in _COLLECTORS:
+        tables[name] = df.copy()
     cells = df.map(format_number) if hasattr(df, "map") else df.applymap(format_number)
     md = f"{caption}\n\n{cells.to_markdown(index=False, disable_numparse=True)}\n"
     write_text(out_dir / f"{name}.md", md)

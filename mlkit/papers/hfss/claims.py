@@ -13,11 +13,12 @@ import scipy.stats as _st
 from ..._io import read_json
 from ...config import DatasetSpec, ProtocolSpec
 from ...registry import DATASETS
+from ...runner.result import runs_by, runs_frame
 from ...stats import paired_ttest, run_values
 from ...targets import resolve_target, saved_results, target_spec
 from ...verify import ClaimResult, paper_alpha, register_claim
 from ...methods.hfss import best_prefix
-from .renderers import (BESTK, BESTK_LONGEST, FULL, ONE_SHOT, PCA, _by, curves_of,
+from .renderers import (BESTK, BESTK_LONGEST, FULL, ONE_SHOT, PCA, curves_of,
                         ensemble_summary, problem_average_accuracy, roughness)
 
 PAPER = "hfss"
@@ -172,16 +173,17 @@ def claim_1(runs, th):
     decided on the gain and the cut only."""
     records, out_dir = runs["baseline"]
     curves, _ = runs["fig3"]
+    records_by, curves_by = runs_by(runs_frame(records)), runs_by(runs_frame(curves))
     ok, parts, judged = True, [], 0
     for ds in real_datasets(out_dir):
-        full, best = _by(records, ds, FULL), _by(records, ds, BESTK)
+        full, best = records_by.get((ds, FULL), []), records_by.get((ds, BESTK), [])
         if not full or not best:
             continue
         f, b = ensemble_summary(full), ensemble_summary(best)
         gain = b["oob"][0] - f["oob_all"][0]
         raised, test = gain_verdict(best, full, paper_alpha(PAPER))
         cut = 100 * (1 - b["dims"] / b["total"])
-        curve = {m: curves_of(_by(curves, ds, m)[0])[0] if _by(curves, ds, m) else None
+        curve = {m: curves_of(curves_by[(ds, m)][0])[0] if (ds, m) in curves_by else None
                  for m in (FULL, BESTK)}
         smooth, smooth_text = smoothness_verdict(curve[FULL], curve[BESTK],
                                                  th["max_roughness_ratio"])
@@ -210,9 +212,10 @@ def claim_1(runs, th):
 @_claim("baseline", thresholds_of="table2")
 def claim_2(runs, th):
     records, out_dir = runs["baseline"]
+    records_by = runs_by(runs_frame(records))
     ok, parts = True, []
     for ds in real_datasets(out_dir):
-        best, pca = _by(records, ds, BESTK), _by(records, ds, PCA)
+        best, pca = records_by.get((ds, BESTK), []), records_by.get((ds, PCA), [])
         if not best or not pca:
             continue
         b, p = ensemble_summary(best), ensemble_summary(pca)
@@ -317,16 +320,17 @@ def claim_3(runs, th):
     below it, and a dataset with fewer than ``min_problems`` of them is not judged. Fig. 3's
     one problem per dataset is reported (its Fig. 5 OOB and test maxima), not judged."""
     records, out_dir = runs["baseline"]
+    records_by = runs_by(runs_frame(records))
     alpha = paper_alpha(PAPER)
     ok, parts, judged = True, [], 0
     for ds in real_datasets(out_dir):
-        shot = problem_tests(_by(records, ds, ONE_SHOT))
+        shot = problem_tests(records_by.get((ds, ONE_SHOT), []))
         if not shot:
             continue
         high = {k for k, v in shot.items() if v >= th["ceiling"]}
         texts, verdicts = [], []
         for m in (FULL, BESTK, PCA, BESTK_LONGEST):
-            xy = problem_oob_test(_by(records, ds, m))
+            xy = problem_oob_test(records_by.get((ds, m), []))
             if not xy:
                 continue
             v, below = _corr_text({k: v for k, v in xy.items() if k not in high}, th)
@@ -334,7 +338,7 @@ def claim_3(runs, th):
             if m != BESTK_LONGEST:
                 verdicts.append(v)
             texts.append(f"{m}: below the ceiling {below}; at the ceiling {at}")
-        reg = problem_regrets(_by(records, ds, BESTK_LONGEST))
+        reg = problem_regrets(records_by.get((ds, BESTK_LONGEST), []))
         if reg:
             low = {k: v for k, v in reg.items() if k not in high}
             for group, g in (("below the ceiling", low),
@@ -367,8 +371,9 @@ def claim_3(runs, th):
         parts.append(f"{ds} ({len(shot)} problems, {len(high)} at the ceiling): "
                      + "; ".join(texts) + f" {'PASS' if this else 'FAIL'}")
     curves, curve_dir = runs["fig3"]
+    curves_by = runs_by(runs_frame(curves))
     for ds in real_datasets(curve_dir):
-        for rec in _by(curves, ds, "HFSS (forward)"):
+        for rec in curves_by.get((ds, "HFSS (forward)"), []):
             fo = np.asarray(rec["model"]["problems"][0]["forward_curve"], float)
             ft = np.asarray(rec.get("curves", {}).get("accuracy", []), float)
             if ft.size:
@@ -391,6 +396,8 @@ def claim_4(runs, th):
     a tie counts, as a paper's bold marks ties); and, with several sizes, every method's
     accuracy falls (within ``fall_tolerance``) as the size shrinks (table3.yaml)."""
     records, out_dir = runs["table3"]
+    frame = runs_frame(records)
+    records_by = runs_by(frame)
     cfg = read_json(out_dir / "manifest.json")["config"]
     protocol = ProtocolSpec.model_validate(cfg["protocol"])
     ok, parts = True, []
@@ -404,8 +411,8 @@ def claim_4(runs, th):
         sizes.sort(reverse=True)
         acc, kinds = {}, set()
         for n, label in sizes:
-            for m in sorted({r["method"] for r in _by(records, label)}):
-                recs = _by(records, label, m)
+            for m in sorted(frame.loc[frame["dataset"] == label, "method"].unique()):
+                recs = records_by[(label, m)]
                 pp = problem_average_accuracy(recs)     # the paper's statistic, if recorded
                 kinds.add("per-problem" if pp else "multi-class")
                 acc.setdefault(m, []).append(
@@ -421,8 +428,8 @@ def claim_4(runs, th):
             best = [max(ms, key=lambda m: acc[m][i]) for i in range(len(sizes))]
             margin = min(acc[rule][i] - max(acc[m][i] for m in rivals)
                          for i in range(len(sizes)))
-            vs = [{m: paired_ttest(run_values(_by(records, label, rule), run_accuracy),
-                                   run_values(_by(records, label, m), run_accuracy),
+            vs = [{m: paired_ttest(run_values(records_by.get((label, rule), []), run_accuracy),
+                                   run_values(records_by.get((label, m), []), run_accuracy),
                                    alpha=paper_alpha(PAPER), missing="drop")
                    for m in rivals} for _, label in sizes]
             top = all(not t.worse for tests in vs for t in tests.values())

@@ -23,6 +23,7 @@ from ...report import format_mean_ci, write_table
 from ...report.style import (DOUBLE_COLUMN, legend_cell, method_colour,
                              paper_kw, save_styled, shared_ylim, styled)
 from ...report.style import panel_grid as style_grid
+from ...runner.result import runs_by
 from ...targets import Rendered, register_renderer
 
 PAPER_DATA = "paper"            # the role under which the configs give the paper's numbers
@@ -67,11 +68,6 @@ def _problem_test(record):
     """Each one-vs-one problem's test accuracy, as the estimator's test_record_extras
     recorded it (empty for records made without it)."""
     return record.get("test_extras", {}).get("problem_test", [])
-
-def _by(records, dataset=None, method=None):
-    return [r for r in records if (dataset is None or r["dataset"] == dataset)
-            and (method is None or r["method"] == method)]
-
 
 def provenance_caption(result):
     """Every dataset with its kind (real substitute / synthetic) and source."""
@@ -221,10 +217,11 @@ def oob_test_pairs(records):
 @register_renderer("hfss/baseline", options=SummaryOptions)
 def render_baseline(result, out_dir, spec):
     """Full ensemble (Alg. 1, all subspaces): OOB accuracy over one-vs-one problems."""
+    runs = runs_by(result.frame)
     opts = spec.options
     rows, figures = [], {}
     for label in result.datasets:
-        recs = _by(result.records, label, opts.full)
+        recs = runs.get((label, opts.full), [])
         if not recs:
             continue
         s = ensemble_summary(recs)
@@ -253,12 +250,13 @@ def render_baseline(result, out_dir, spec):
 @register_renderer("hfss/bestk", options=SummaryOptions)
 def render_bestk(result, out_dir, spec):
     """Inter-subspace selection (Alg. 2): accuracy, mean bestK, dimensionality and its cut."""
+    runs = runs_by(result.frame)
     opts = spec.options
     rows, figures = [], {}
     for label, (rule, method) in ((lab, rm) for lab in result.datasets
                                   for rm in (("shortest", opts.bestk),
                                              ("longest", opts.bestk_longest))):
-        full, best = _by(result.records, label, opts.full), _by(result.records, label, method)
+        full, best = runs.get((label, opts.full), []), runs.get((label, method), [])
         if not full or not best:
             continue
         f, b = ensemble_summary(full), ensemble_summary(best)
@@ -299,10 +297,11 @@ def render_bestk(result, out_dir, spec):
 @register_renderer("hfss/table2", options=SummaryOptions)
 def render_table2(result, out_dir, spec):
     """Table 2: subspace dimensions before/after PCA (95%), accuracy with PCA + bestK."""
+    runs = runs_by(result.frame)
     opts = spec.options
     rows, acc_rows, figures = [], [], {}
     for label in result.datasets:
-        pca, best = _by(result.records, label, opts.pca), _by(result.records, label, opts.bestk)
+        pca, best = runs.get((label, opts.pca), []), runs.get((label, opts.bestk), [])
         if not pca:
             continue
         names = pca[0]["model"]["subspaces"]
@@ -356,12 +355,13 @@ def normalised_goodness(goodness, how):
 @styled
 def render_fig4(result, out_dir, spec):
     """Fig. 4: normalised goodness of every subspace, averaged over problems."""
+    runs = runs_by(result.frame)
     opts = spec.options
-    labels = [lab for lab in result.datasets if _by(result.records, lab, FULL)]
+    labels = [lab for lab in result.datasets if (lab, FULL) in runs]
     fig, axes, legend_ax = panel_grid(len(labels))
     rows, figures = [], {}
     for ax, label in zip(axes, labels):
-        recs = _by(result.records, label, FULL)
+        recs = runs[(label, FULL)]
         names = recs[0]["model"]["subspaces"]
         G = normalised_goodness([p["goodness"] for r in recs for p in r["model"]["problems"]],
                                 opts.normalise)
@@ -422,12 +422,13 @@ def _problem_name(result, label):
 @styled
 def render_curves(result, out_dir, spec):
     """Figs. 3, 6, 7: OOB and test accuracy along the bagging process for one problem."""
+    runs = runs_by(result.frame)
     opts = spec.options
-    labels = [lab for lab in result.datasets if _by(result.records, lab, opts.method)]
+    labels = [lab for lab in result.datasets if (lab, opts.method) in runs]
     fig, axes, legend_ax = panel_grid(len(labels))
     rows, points, figures = [], [], {}
     for ax, label in zip(axes, labels):
-        rec = _by(result.records, label, opts.method)[0]
+        rec = runs[(label, opts.method)][0]
         oob, test = curves_of(rec)
         x = np.arange(1, len(oob) + 1)
         # test first, wide and pale; OOB on top, thin and dark: where both are equal (at
@@ -489,12 +490,13 @@ def render_curves(result, out_dir, spec):
 @styled
 def render_fig5(result, out_dir, spec):
     """Fig. 5: forward selection (goodness-sorted prefixes), OOB and test, maxima marked."""
+    runs = runs_by(result.frame)
     opts = spec.options
-    labels = [lab for lab in result.datasets if _by(result.records, lab, opts.method)]
+    labels = [lab for lab in result.datasets if (lab, opts.method) in runs]
     fig, axes, legend_ax = panel_grid(len(labels))
     rows, points, figures = [], [], {}
     for ax, label in zip(axes, labels):
-        rec = _by(result.records, label, opts.method)[0]
+        rec = runs[(label, opts.method)][0]
         p = rec["model"]["problems"][0]
         oob = 100 * np.asarray(p["forward_curve"], float)
         # the test accuracy of each prefix: the runner's curve of HFSS (forward)'s stages
@@ -582,15 +584,17 @@ def per_class_sizes(protocol, data):
 @register_renderer("hfss/table3", options=_Options)
 def render_table3(result, out_dir, spec):
     """Table 3: small training sets; one-shot SVM vs full ensemble vs bestK (test accuracy)."""
+    groups = dict(iter(result.frame.groupby(["dataset", "method"], sort=False)))
     run_spec = result.spec
     rows, figures = [], {}
     for ds in run_spec.datasets:
         for m in run_spec.methods:
-            recs = _by(result.records, ds.display, m.display)
-            if not recs:
+            runs = groups.get((ds.display, m.display))
+            if runs is None:
                 continue
+            recs = runs["record"].tolist()
             pp = problem_average_accuracy(recs)
-            multi = _ms([r["metrics"]["accuracy"] for r in recs])
+            multi = _ms(runs["accuracy"])
             pv = _paper(spec, run_spec, ds.display, m.display, "accuracy", role=ds.role)
             k, t = per_class_sizes(ds.protocol_over(run_spec.protocol),
                                    result.datasets[ds.display])

@@ -18,7 +18,9 @@ import numpy as np
 from ...stats import paired_ttest, run_values
 from ...targets import resolve_target, saved_results, target_spec
 from ...verify import ClaimResult, paper_alpha, register_claim
-from .renderers import SELECTION, TRANSFORMATION, cells, curve_of, objective_rise, scheme
+from ...runner.result import runs_frame, runs_of
+from .renderers import (SELECTION, TRANSFORMATION, cell_values, cells, curve_of,
+                        objective_rise, scheme)
 
 PAPER = "lm3fe"
 _PAIRS = {"MTFT": "MTFS", "RFT": "RFS", "SSMVFT": "SSMVFS", "LM3FT": "LM3FS"}
@@ -32,9 +34,10 @@ class _Table:
     def __init__(self, artifact):
         target = resolve_target(f"{PAPER}/{artifact}")
         self.records, self.out_dir, self.quick = saved_results(target)
+        self.frame = runs_frame(self.records or [])
         self.spec, self.run_spec = target_spec(target, quick=bool(self.quick))
         self.thresholds = self.spec.thresholds
-        labels = {r["dataset"] for r in self.records or []}
+        labels = set(self.frame["dataset"])
         self.cells = [c for c in cells(self.run_spec) if c[2] in labels]
         self.metrics = list(self.run_spec.metrics)
 
@@ -46,13 +49,11 @@ class _Table:
         return f"{'quick' if self.quick else 'full'} results in {self.out_dir}"
 
     def draws(self, label, method, metric):
-        return np.array([r["metrics"][metric] for r in self.records
-                         if r["dataset"] == label and r["method"] == method], float)
+        return cell_values(self.frame, label, method, metric)
 
     def runs(self, label, method, metric):
         """{(repeat, fold): value} of ``method``'s draws in one cell."""
-        return run_values([r for r in self.records
-                           if r["dataset"] == label and r["method"] == method], metric)
+        return run_values(runs_of(self.frame, label, method), metric)
 
     def paired(self, label, a, b, metric):
         """Paired t-test of method ``a`` against ``b`` over the draws of one cell (a draw of
@@ -75,13 +76,12 @@ class _Table:
         return float(v.std(ddof=1)) if len(v) > 1 else float("nan")
 
     def curve(self, label, method, metric):
-        values, curves = curve_of(self.records, label, method, metric)
+        values, curves = curve_of(self.frame, label, method, metric)
         return (None, None) if values is None else (values, curves.mean(axis=0))
 
     def chosen_percent(self, method):
-        vals = [r.get("chosen", {}).get("percent") for r in self.records
-                if r["method"] == method]
-        vals = [v for v in vals if v is not None]
+        chosen = self.frame.loc[self.frame["method"] == method, "chosen"]
+        vals = [c["percent"] for c in chosen if c.get("percent") is not None]
         return float(np.mean(vals)) if vals else float("nan")
 
     def largest_count(self):
@@ -326,13 +326,13 @@ def _other_scheme_lm3ft(nus):
     """Beside claim 3 (judged on the Tables' scheme, the one table1.yaml names): LM3FT of
     the other scheme (lm3fe/ablation's "LM3FT exact scheme", same draws) against the other
     transformations of Table I, cell by cell; "" when that target has no saved runs."""
-    records = saved_results(resolve_target(f"{PAPER}/ablation"))[0]
-    runs = [r for r in records or [] if r["method"] == "LM3FT exact scheme"]
-    if not runs or nus.missing:
+    runs = runs_frame(saved_results(resolve_target(f"{PAPER}/ablation"))[0] or [])
+    runs = runs[runs["method"] == "LM3FT exact scheme"]
+    if runs.empty or nus.missing:
         return ""
     best, gaps = {}, []
     for label, n, metric in nus.each():
-        mine = run_values([r for r in runs if r["dataset"] == label], metric)
+        mine = run_values(runs_of(runs, label), metric)
         if not mine:
             continue
         vs = [paired_ttest(mine, nus.runs(label, t, metric), alpha=paper_alpha(PAPER),
@@ -384,15 +384,19 @@ def claim4():
                                  "(or with --quick) first")
     spec = target_spec(target, quick=bool(quick))[0]
     th = spec.thresholds
-    labels = {m.display for m in spec.methods}          # the config's methods only
-    with_objective = [r for r in records if r.get("model", {}).get("objective")
-                      and r["method"] in labels]
-    runs = [r for r in with_objective if r["params"].get("scheme") == "exact"]
+    frame = runs_frame(records)
+    frame = frame[frame["method"].isin({m.display for m in spec.methods})]  # config's only
+    if "objective" in frame:                           # the runs that recorded an objective
+        frame = frame[frame["objective"].map(lambda o: isinstance(o, list) and len(o) > 0)]
+    else:
+        frame = frame.iloc[:0]
+    exact = frame["params"].map(lambda p: p.get("scheme") == "exact")
+    runs = frame.loc[exact, "record"].tolist()
     if not runs:
         return ClaimResult(None, f"no run of the exact scheme (scheme: exact) in {out_dir}: "
                                  "the claim is judged on exact block steps")
     rises = {r["dataset"]: _worst_block_rise(r) for r in runs}
-    released = [r for r in with_objective if r["params"].get("scheme") != "exact"]
+    released = frame.loc[~exact, "record"].tolist()
     beside = ""
     if released:
         beside = (f" | beside it, the released scheme ({released[0]['method']}: "

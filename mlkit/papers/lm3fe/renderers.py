@@ -21,6 +21,7 @@ from ...registry import METRICS
 from ...report import format_mean_ci, write_table
 from ...report.style import (DOUBLE_COLUMN, figure_legend, method_colour, panel_grid,
                              save_styled, styled)
+from ...runner.result import runs_frame, runs_of
 from ...targets import Rendered, register_renderer
 
 __all__ = ["cells", "cell_values", "curve_of", "SELECTION", "TRANSFORMATION"]
@@ -85,17 +86,27 @@ def paper_count(opts, name, n):
     return n
 
 
-def cell_values(records, label, method, metric):
-    """Test values of ``metric`` over the draws of one (dataset label, method)."""
-    return np.array([r["metrics"][metric] for r in records
-                     if r["dataset"] == label and r["method"] == method], float)
+def _cell(runs, label, method):
+    """The rows of a runs frame (:func:`~mlkit.runner.runs_frame`) of one (dataset label,
+    method), in the frame's order."""
+    return runs[(runs["dataset"] == label) & (runs["method"] == method)]
 
 
-def curve_of(records, label, method, metric, param="percent"):
-    """(values of ``param``, (draws, values) array of test ``metric``) from the records'
-    ``grid_curves``, or (None, None) when the method has no curve over ``param``."""
-    recs = [r for r in records if r["dataset"] == label and r["method"] == method
-            and param in r.get("grid_curves", {})]
+def cell_values(runs, label, method, metric):
+    """Test values of ``metric`` over the draws of one (dataset label, method) of a runs
+    frame."""
+    mine = _cell(runs, label, method)
+    return mine[metric].to_numpy(float) if len(mine) else np.array([], float)
+
+
+def curve_of(runs, label, method, metric, param="percent"):
+    """(values of ``param``, (draws, values) array of test ``metric``) from the runs'
+    ``grid_curves`` (a runs frame), or (None, None) when the method has no curve over
+    ``param``."""
+    mine = _cell(runs, label, method)
+    curves = mine["grid_curves"] if "grid_curves" in mine else pd.Series([], dtype=object)
+    recs = mine.loc[curves.map(lambda g: isinstance(g, dict) and param in g), "record"] \
+        .tolist() if len(curves) else []
     if not recs:
         return None, None
     values = recs[0]["grid_curves"][param]["values"]
@@ -171,7 +182,7 @@ def _absent_rows(result, run_spec, columns):
 def render_table(result, out_dir, spec):
     """Every method at every labelled count: paper vs ours (mean ± sd over the draws),
     selection methods at their validation-chosen percentage (mean chosen %)."""
-    opts, run_spec, records = spec.options, result.spec, result.records
+    opts, run_spec, runs = spec.options, result.spec, result.frame
     by_name = _by_name(run_spec, result)
     rows, figures = [], {}
     for name, entries in by_name.items():
@@ -182,9 +193,9 @@ def render_table(result, out_dir, spec):
             for n, label, role in entries:
                 pn = paper_count(opts, name, n)
                 head = f"{pn}" if pn == n else f"{pn} (ours {n})"
-                recs = [r for r in records if r["dataset"] == label and r["method"] == method]
+                mine = _cell(runs, label, method)
                 for metric in opts.metrics:
-                    vals = cell_values(records, label, method, metric)
+                    vals = cell_values(runs, label, method, metric)
                     mean, sd = _mean_sd(vals)
                     pv = spec.paper_value(label, method, f"{metric} {pn}", role=role)
                     row[f"{_label(metric)} {head} (paper)"] = (
@@ -195,10 +206,10 @@ def render_table(result, out_dir, spec):
                     if len(vals):
                         figures[f"{metric}.{label}.{method}"] = mean
                         figures[f"{metric}_sd.{label}.{method}"] = sd
-                pc = [r.get("chosen", {}).get("percent") for r in recs]
-                pc = [c for c in pc if c is not None]
+                pc = [c["percent"] for c in mine["chosen"] if c.get("percent") is not None]
                 chosen.append(f"{np.mean(pc):.0f}" if pc else "-")
-                labelled.append(f"{np.mean([r['n_train'] for r in recs]):.0f}" if recs else "-")
+                labelled.append(f"{np.mean(mine['n_train'].to_numpy(float)):.0f}" if len(mine)
+                                else "-")
             counts = "/".join(str(n) for n, _, _ in entries)
             # one value per labelled count (mean over the draws), in the order of the counts
             row["counts (ours)"] = counts
@@ -253,7 +264,7 @@ _DATASET_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B
 def render_percent(result, out_dir, spec):
     """One figure per dataset, one panel per labelled count: every selection method's test
     metric vs the percentage (validation-best other parameters at each), BSF/CAT flat."""
-    opts, run_spec, records = spec.options, result.spec, result.records
+    opts, run_spec, runs = spec.options, result.spec, result.frame
     metric, files, rows, figures = opts.metric, [], [], {}
     by_name = _by_name(run_spec, result)
     table_spec = None
@@ -271,7 +282,7 @@ def render_percent(result, out_dir, spec):
             pn = paper_count(opts, name, n)
             for m in run_spec.methods:
                 method = m.display
-                values, curves = curve_of(records, label, method, metric, opts.param)
+                values, curves = curve_of(runs, label, method, metric, opts.param)
                 if values is not None and len(values) > 1:
                     mean = curves.mean(axis=0)
                     ax.plot(values, mean, marker="o", ms=3, label=method,
@@ -289,7 +300,7 @@ def render_percent(result, out_dir, spec):
                     figures[f"peak.{label}.{method}"] = float(mean[k])
                     figures[f"peak_percent.{label}.{method}"] = float(values[k])
                 elif method in FLAT:
-                    vals = cell_values(records, label, method, metric)
+                    vals = cell_values(runs, label, method, metric)
                     if len(vals):
                         ax.axhline(vals.mean(), ls="--", lw=1, color=method_colour(method),
                                    label=method)
@@ -323,7 +334,7 @@ def render_percent(result, out_dir, spec):
 @styled
 def render_class_f1(result, out_dir, spec):
     """Per-class F1 (test part, mean over the draws) of every method at one labelled count."""
-    opts, run_spec, records = spec.options, result.spec, result.records
+    opts, run_spec, runs = spec.options, result.spec, result.frame
     by_name = _by_name(run_spec, result)
     rows, files, figures = [], [], {}
     data_caption = _data_caption(result, run_spec)
@@ -336,8 +347,9 @@ def render_class_f1(result, out_dir, spec):
         fig, (ax,) = panel_grid(1, width=DOUBLE_COLUMN, panel_height=2.6)
         shown = []
         for j, method in enumerate(methods):
-            recs = [r for r in records if r["dataset"] == label and r["method"] == method
-                    and "class_f1" in r.get("test_extras", {})]
+            mine = _cell(runs, label, method)
+            recs = mine.loc[mine["class_f1"].notna(), "record"].tolist() \
+                if "class_f1" in mine else []
             if not recs:
                 continue
             f1 = np.mean([r["test_extras"]["class_f1"] for r in recs], axis=0)
@@ -413,20 +425,21 @@ def scheme(params):
 @styled
 def render_objective(result, out_dir, spec):
     """The objective after every outer iteration on every dataset, and its largest rise."""
-    run_spec, records = result.spec, result.records
+    run_spec, runs = result.spec, result.frame
+    datasets = sorted(set(runs["dataset"]))
     rows, figures, files = [], {}, []
     methods = [m.display for m in run_spec.methods]
     fig, axes = panel_grid(len(methods), ncols=min(len(methods), 2), panel_height=2.6,
                            sharey=True)
     for ax, method in zip(axes, methods):
-        for r in (r for r in records if r["method"] == method):
+        for r in runs_of(runs, method=method):
             obj = r.get("model", {}).get("objective")
             if not obj:
                 continue
             rise = objective_rise(obj)
             ax.plot(np.arange(len(obj)), np.asarray(obj) / obj[0], label=r["dataset"],
-                    color=_DATASET_COLOURS[sorted(set(x["dataset"] for x in records))
-                                           .index(r["dataset"]) % len(_DATASET_COLOURS)])
+                    color=_DATASET_COLOURS[datasets.index(r["dataset"])
+                                           % len(_DATASET_COLOURS)])
             blocks = r.get("model", {}).get("block_rises", {})
             row = {"method": method, "dataset": r["dataset"], "draw": r["repeat"],
                    "O_0": obj[0], "O_final": obj[-1], "outer iterations": len(obj) - 1,
@@ -468,14 +481,15 @@ class AblationOptions(BaseModel):
     metrics: list[str] = Field(default_factory=lambda: ["accuracy"])
 
 
-def ablation_rows(records, base_records, labels, metrics, alpha):
+def ablation_rows(runs, base_runs, labels, metrics, alpha):
     """Per (change, method) of the ablation's runs: the mean over the cells of each metric,
     its difference from the same method's baseline runs, and the paired t-tests per cell
     against them (better / tie / worse). A change is named by the method's label after
-    "LM3FS " or "LM3FT "; the baseline's method is the bare name."""
+    "LM3FS " or "LM3FT "; the baseline's method is the bare name. ``runs``, ``base_runs``:
+    runs frames (:func:`~mlkit.runner.runs_frame`)."""
     from ...stats import paired_ttest, run_values
 
-    methods = list(dict.fromkeys(r["method"] for r in records))
+    methods = list(dict.fromkeys(runs["method"]))
     out = []
     for base in ("LM3FS", "LM3FT"):
         for change in [None] + [m for m in methods if m.startswith(base + " ")]:
@@ -485,13 +499,11 @@ def ablation_rows(records, base_records, labels, metrics, alpha):
                 mine, diffs = [], []
                 tally = {"better": 0, "tie": 0, "worse": 0, "untested": 0}
                 for label in labels:
-                    b = run_values([r for r in base_records if r["dataset"] == label
-                                    and r["method"] == base], metric)
+                    b = run_values(runs_of(base_runs, label, base), metric)
                     if change is None:
                         a = b
                     else:
-                        a = run_values([r for r in records if r["dataset"] == label
-                                        and r["method"] == change], metric)
+                        a = run_values(runs_of(runs, label, change), metric)
                     if not a:
                         continue
                     mine.append(np.mean(list(a.values())))
@@ -521,13 +533,14 @@ def render_ablation(result, out_dir, spec):
     from ...targets import resolve_target, saved_results
     from ...verify import paper_alpha
 
-    opts, run_spec, records = spec.options, result.spec, result.records
+    opts, run_spec, runs = spec.options, result.spec, result.frame
     base_target = resolve_target(f"{spec.paper}/{opts.baseline}")
     base_records, base_dir, base_quick = saved_results(base_target)
-    base_records = [r for r in (base_records or []) if r["method"] in ("LM3FS", "LM3FT")]
+    base_runs = runs_frame(base_records or [])
+    base_runs = base_runs[base_runs["method"].isin(("LM3FS", "LM3FT"))]
     labels = [label for _, _, label, _ in cells(run_spec, result)]
     alpha = paper_alpha(spec.paper)
-    rows = ablation_rows(records, base_records, labels, opts.metrics, alpha)
+    rows = ablation_rows(runs, base_runs, labels, opts.metrics, alpha)
     figures = {}
     for row in rows:
         for k, v in row.items():
@@ -535,8 +548,8 @@ def render_ablation(result, out_dir, spec):
                 figures[f"{k.split(' (')[0]}.{row['method']}.{row['change']}"] = v
     per_cell = []
     for label in labels:
-        for method in ["LM3FS", "LM3FT"] + list(dict.fromkeys(r["method"] for r in records)):
-            recs = base_records if method in ("LM3FS", "LM3FT") else records
+        for method in ["LM3FS", "LM3FT"] + list(dict.fromkeys(runs["method"])):
+            recs = base_runs if method in ("LM3FS", "LM3FT") else runs
             row = {"dataset": label, "method": method if method in ("LM3FS", "LM3FT")
                    else method, "runs": "Tables'" if method in ("LM3FS", "LM3FT") else "ablation"}
             for metric in opts.metrics:

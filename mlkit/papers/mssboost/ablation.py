@@ -7,7 +7,8 @@ import pandas as pd
 from ...report import format_mean_ci, write_table
 from ...stats import run_values
 from ...targets import Rendered, register_renderer, resolve_target, saved_results, target_spec
-from .real import INTERCEPT, _by, _caption, _mean_metric, _paired
+from ...runner.result import runs_frame, runs_of
+from .real import INTERCEPT, _caption, _mean_metric, _paired
 
 #: the reference row (Table 2's literal MSSBoost) and the table2 row that is an ablation too
 REFERENCE = "MSSBoost"
@@ -18,10 +19,10 @@ def ablation_rows(records, reference, datasets, changes):
     """Per (collection, row): the row's Mean-AP, the mean paired difference to the reference
     (Table 2's MSSBoost) on the splits both have and the paired t-test's p
     (:func:`~.real._paired`). ``changes``: [(row, {collection: what changed})]."""
-    pooled = list(records) + list(reference)
+    pooled, reference = runs_frame(list(records) + list(reference)), runs_frame(reference)
     rows, figures = [], {}
     for label in datasets:
-        base = _by(reference, label, REFERENCE)
+        base = runs_of(reference, label, REFERENCE)
         if not base:
             continue
         rows.append({"collection": label, "row": f"{REFERENCE} (table2)",
@@ -29,7 +30,7 @@ def ablation_rows(records, reference, datasets, changes):
                      "Mean-AP": format_mean_ci(*_mean_metric(base)),
                      "vs table2": "-", "p": "-"})
         for method, change in changes:
-            mine = _by(pooled, label, method)
+            mine = runs_of(pooled, label, method)
             if not mine:
                 continue
             a, b = run_values(mine, "mean_ap"), run_values(base, "mean_ap")

@@ -22,6 +22,7 @@ from ...report.figures import integer_ticks
 from ...report.style import (DOUBLE_COLUMN, PAPER_LABEL, figure_legend, legend_cell,
                              method_colour, panel_grid, paper_kw, save_styled, styled)
 from ...report.summaries import mean_curves
+from ...runner.result import runs_frame, runs_of
 from ...stats import mean_confidence_interval, paired_ttest, run_values, sign_test
 from ...targets import (Rendered, register_renderer, resolve_target, saved_results,
                         target_spec)
@@ -63,24 +64,27 @@ def _caption(result, extra="", paper_shown=True):
     return f"{text} {extra}".strip()
 
 
-def _by(records, dataset=None, method=None):
-    return [r for r in records if (dataset is None or r["dataset"] == dataset)
-            and (method is None or r["method"] == method)]
-
-
 def _mean_metric(records, metric="mean_ap"):
     return mean_confidence_interval([r["metrics"][metric] for r in records])
 
 
-def _paired(records, dataset, a, b, value="mean_ap"):
+def _paired(runs, dataset, a, b, value="mean_ap"):
     """Paired t-test of method ``a`` against ``b`` on ``dataset``, run by run: the runs are
     matched by (repeat, fold), those of one method only are left out and counted (Sec. 6.2:
     "statistically significant", test and level not stated; ours: a two-sided paired
     t-test over the 10 splits at the ``alpha`` of claims.yaml). ``value``: a metric name
-    or a function of a run record. Returns a :class:`~mlkit.stats.PairedTest`."""
-    return paired_ttest(run_values(_by(records, dataset, a), value),
-                        run_values(_by(records, dataset, b), value),
+    or a function of a run record; ``runs``: a runs frame (:func:`~mlkit.runner.runs_frame`).
+    Returns a :class:`~mlkit.stats.PairedTest`."""
+    return paired_ttest(run_values(runs_of(runs, dataset, a), value),
+                        run_values(runs_of(runs, dataset, b), value),
                         alpha=paper_alpha(PAPER), missing="drop")
+
+
+def _ensembles_ap(runs, dataset):
+    """{ensemble: its mean per-label AP (:func:`_label_ap`)} of the ensembles with runs on
+    ``dataset``, in :data:`ENSEMBLES` order."""
+    mine = {m: runs_of(runs, dataset, m) for m in ENSEMBLES}
+    return {m: _label_ap(recs) for m, recs in mine.items() if recs}
 
 
 def _label_ap(records):
@@ -109,11 +113,12 @@ def fit_cpu_seconds(record):
     return float("nan") if own is None else float(own)
 
 
-def split_ratios(records, dataset, num, den, value):
-    """``value(run of num) / value(run of den)`` split by split, the runs matched by (repeat,
-    fold) (:func:`~mlkit.stats.run_values`); splits one method lacks are left out."""
-    a = run_values(_by(records, dataset, num), value)
-    b = run_values(_by(records, dataset, den), value)
+def split_ratios(runs, dataset, num, den, value):
+    """``value(run of num) / value(run of den)`` split by split, the runs (a runs frame)
+    matched by (repeat, fold) (:func:`~mlkit.stats.run_values`); splits one method lacks
+    are left out."""
+    a = run_values(runs_of(runs, dataset, num), value)
+    b = run_values(runs_of(runs, dataset, den), value)
     return np.array([a[k] / b[k] for k in a if k in b and b[k] > 0
                      and np.isfinite(a[k] / b[k])])
 
@@ -158,9 +163,9 @@ def render_table2(result, out_dir, spec):
     """Table 2: six methods (and the labelled intercept row), Mean-AP, training CPU time
     (median over the splits, and the median of the per-split Baseline / method ratios),
     number of models, model size."""
-    roles, records = _roles(result.spec), result.records
+    roles, runs = _roles(result.spec), result.frame
     rows, figures = [], {}
-    has_intercept = any(r["method"] == INTERCEPT for r in records)
+    has_intercept = bool((runs["method"] == INTERCEPT).any())
     for ds in result.spec.datasets:
         label = ds.display
 
@@ -169,25 +174,24 @@ def render_table2(result, out_dir, spec):
             return (pv.value, pv.spread) if pv else (None, None)
 
         for m in result.spec.methods:
-            recs = _by(records, label, m.display)
+            recs = runs_of(runs, label, m.display)
             if not recs:
                 continue
             mean, half = _mean_metric(recs)
             model = recs[0]["model"]
             paper_name = "MSSBoost" if m.display == INTERCEPT else m.display
             cpu = [fit_cpu_seconds(r) for r in recs]
-            speed = split_ratios(records, label, "Baseline", m.display, fit_cpu_seconds)
+            speed = split_ratios(runs, label, "Baseline", m.display, fit_cpu_seconds)
             p_train = paper(paper_name, "train_s")[0]
             p_base = paper("Baseline", "train_s")[0]
             row = {
                 "collection": label, "role": roles[label], "method": m.display,
                 "Mean-AP (paper)": format_mean_ci(*paper(paper_name, "mean_ap")),
                 "Mean-AP (ours)": format_mean_ci(mean, half),
-                "MSSBoost − method (p)": _diff_cell(records, label, "MSSBoost", m.display),
+                "MSSBoost − method (p)": _diff_cell(runs, label, "MSSBoost", m.display),
             }
             if has_intercept:
-                row[f"{INTERCEPT} − method (p)"] = _diff_cell(records, label, INTERCEPT,
-                                                             m.display)
+                row[f"{INTERCEPT} − method (p)"] = _diff_cell(runs, label, INTERCEPT, m.display)
             row.update({
                 "train s (paper)": p_train,
                 "train CPU s (ours, median)": _median(cpu),
@@ -222,12 +226,12 @@ def render_table2(result, out_dir, spec):
     return Rendered(text, figures, [out_dir / "table.md"])
 
 
-def _diff_cell(records, dataset, a, b):
+def _diff_cell(runs, dataset, a, b):
     """"+0.012 (0.03)": the mean paired difference of ``a`` over ``b`` and its p; "-" for a
     method against itself or without two pairs."""
-    if a == b or not _by(records, dataset, a):
+    if a == b or not runs_of(runs, dataset, a):
         return "-"
-    test = _paired(records, dataset, a, b)
+    test = _paired(runs, dataset, a, b)
     return "-" if test.n < 2 else f"{test.diff:+.3f} ({test.p:.2g})"
 
 
@@ -249,8 +253,7 @@ def render_fig5(result, out_dir, spec):
     axes, spare = axes[:-1], axes[-1]
     figures, n_paper = {}, 0
     for ax, label in zip(axes, labels):
-        recs = _by(result.records, label)
-        curves = mean_curves(recs, "mean_ap")
+        curves = mean_curves(runs_of(result.frame, label), "mean_ap")
         last = 1
         for method in ENSEMBLES + (INTERCEPT,):
             if method in curves:
@@ -258,7 +261,7 @@ def render_fig5(result, out_dir, spec):
                 ax.plot(x, mean, label=method, lw=1.3, color=method_colour(method))
                 figures[f"mean_ap_final.{label}.{method}"] = float(mean[-1])
                 last = max(last, int(x[-1]))
-        base = _by(recs, method="Baseline")
+        base = runs_of(result.frame, label, "Baseline")
         if base:                                   # dotted: dashed is the paper's
             ax.axhline(_mean_metric(base)[0], ls=":", color=method_colour("Baseline"), lw=1.2,
                        label="Baseline")
@@ -372,15 +375,15 @@ def _paper_map(spec, run_spec, label, method, role):
 
 
 # -- fig 6 --------------------------------------------------------------------------------
-def prediction_speedups(records, dataset, fractions=(1.0, 0.9), method="MSSBoost"):
+def prediction_speedups(runs, dataset, fractions=(1.0, 0.9), method="MSSBoost"):
     """{fraction: (models needed or None, MSSBoost seconds, Baseline seconds, speed-up)} for
     Fig. 6 and claim 5, from Table 2's runs. The models needed: the fewest whose mean Mean-AP
     curve reaches ``fraction`` of the Baseline's mean Mean-AP. Then, split by split, the
     Baseline's prediction seconds on the test part over those of the first t models of
     ``method`` (``stage_predict_s``, the same run's test part); seconds and speed-up are
-    medians over the splits (NaN when not reached)."""
-    base = _by(records, dataset, "Baseline")
-    mss = [r for r in _by(records, dataset, method) if "stage_predict_s" in r]
+    medians over the splits (NaN when not reached). ``runs``: a runs frame."""
+    base = runs_of(runs, dataset, "Baseline")
+    mss = [r for r in runs_of(runs, dataset, method) if "stage_predict_s" in r]
     if not base or not mss:
         return {}
     base_map = _mean_metric(base)[0]
@@ -413,7 +416,7 @@ def render_fig6(result, out_dir, spec):
             ("MSSBoost @90%", method_colour("MSSBoost"), 0.5))
     drawn, missing = set(), []
     for j, label in enumerate(result.datasets):
-        sp = prediction_speedups(result.records, label)
+        sp = prediction_speedups(result.frame, label)
         if not sp:
             continue
         _bar(ax, xs[j] - width, sp[1.0][2], width, bars[0], drawn)
@@ -505,9 +508,8 @@ def render_fig7(result, out_dir, spec):
     """Fig. 7: per-label AP of the three ensembles."""
     label = _shown(result, spec)
     data = result.datasets[label]
-    recs = _by(result.records, label)
-    ap = {m: _label_ap(_by(recs, method=m)) for m in ENSEMBLES if _by(recs, method=m)}
-    mss0 = _first_run(recs, "MSSBoost")
+    ap = _ensembles_ap(result.frame, label)
+    mss0 = _first_run(result.frame, label, "MSSBoost")
     shares = _sharing(mss0, data.n_labels)
     freq = data.Y.mean(axis=0)
     left = np.flatnonzero(shares)[np.argsort(-freq[shares])]
@@ -610,7 +612,7 @@ def render_fig8(result, out_dir, spec):
     label = _shown(result, spec)
     n_cols = spec.options.models
     data = result.datasets[label]
-    mss0 = _first_run(_by(result.records, label), "MSSBoost")
+    mss0 = _first_run(result.frame, label, "MSSBoost")
     alphas = np.asarray(mss0["model"]["alphas"])[:n_cols].T          # labels x models
     own = np.asarray(mss0["model"]["estimator_labels"])[:n_cols]
     sign = np.sign(alphas)
@@ -692,7 +694,7 @@ def render_selection(result, out_dir, spec):
     roles = _roles(result.spec)
     rows, grid_rows, figures, edges = [], [], {}, []
     for label in result.datasets:
-        for rec in _by(result.records, label):
+        for rec in runs_of(result.frame, label):
             s = rec["model"]
             edges += [f"{label}: {what} = {value:g} is the {side} end of its grid "
                       f"{sorted(grid)}" for what, value, grid, side in _grid_edges(rec)]
@@ -744,8 +746,8 @@ def render_selection(result, out_dir, spec):
 
 # -- claims -------------------------------------------------------------------------------
 def _from_table2(sep="; ", suffix=""):
-    """Decorate ``fn(records, out_dir) -> (passed, parts)``, a claim measured on Table 2's
-    saved runs, into a claim: it loads the newest runs (full, else quick), says when there
+    """Decorate ``fn(runs, out_dir) -> (passed, parts)``, a claim measured on Table 2's
+    saved runs (a runs frame), into a claim: it loads the newest runs (full, else quick), says when there
     are none, and joins the parts with ``sep``, then ``suffix`` and where the runs came from.
     The verdict is the literal MSSBoost's; when the runs have the :data:`INTERCEPT` row, the
     claim is measured again with that row in MSSBoost's place and printed beside."""
@@ -757,11 +759,11 @@ def _from_table2(sep="; ", suffix=""):
                 return ClaimResult(None, "no saved results: run `mlkit reproduce "
                                          "mssboost/table2` (or with --quick) first")
             th = target_spec(resolve_target(f"{PAPER}/table2"))[0].thresholds
-            ok, parts = fn(records, out_dir, th)
+            ok, parts = fn(runs_frame(records), out_dir, th)
             text = sep.join(parts) + suffix
             alt = _with_intercept_as_mssboost(records)
             if alt is not None:
-                ok_i, parts_i = fn(alt, out_dir, th)
+                ok_i, parts_i = fn(runs_frame(alt), out_dir, th)
                 text += (f" || {INTERCEPT} in MSSBoost's place: "
                          f"{'PASS' if ok_i else 'FAIL'}: " + sep.join(parts_i))
             return ClaimResult(ok, text + f" [{'quick' if quick else 'full'} results in "
@@ -779,27 +781,27 @@ def _with_intercept_as_mssboost(records):
             for r in records if r["method"] != "MSSBoost"]
 
 
-def _datasets(records):
-    return sorted({r["dataset"] for r in records})
+def _datasets(runs):
+    return sorted(set(runs["dataset"]))
 
 
 @register_claim(PAPER, 1, "MSSBoost has the best Mean-AP of the six methods, significantly "
                 "better than Baseline, Subspace, RSBag, NSBoost; RSBag > Subspace; "
                 "NSBoost > RSBag")
 @_from_table2(sep=" | ")
-def claim_1(records, out_dir, th):
+def claim_1(runs, out_dir, th):
     """On every collection, by paired t-tests over the splits (:func:`_paired`): MSSBoost
     significantly better than Baseline, Subspace, RSBag and NSBoost and no method (Bagging
     included) significantly better than MSSBoost (the best: a tie with it counts, as the
     papers' bold marks ties), RSBag significantly better than Subspace and NSBoost than
     RSBag."""
     ok, parts = True, []
-    for ds in _datasets(records):
-        methods = {r["method"] for r in _by(records, ds)}
-        means = {m: _mean_metric(_by(records, ds, m))[0] for m in methods}
-        vs = {m: _paired(records, ds, "MSSBoost", m)
+    for ds in _datasets(runs):
+        methods = set(runs.loc[runs["dataset"] == ds, "method"])
+        means = {m: _mean_metric(runs_of(runs, ds, m))[0] for m in methods}
+        vs = {m: _paired(runs, ds, "MSSBoost", m)
               for m in ("Baseline", "Bagging", "Subspace", "RSBag", "NSBoost") if m in methods}
-        order = {f"{a} > {b}": _paired(records, ds, a, b)
+        order = {f"{a} > {b}": _paired(runs, ds, a, b)
                  for a, b in (("RSBag", "Subspace"), ("NSBoost", "RSBag"))
                  if a in methods and b in methods}
         this = ("MSSBoost" in methods and not any(t.worse for t in vs.values())
@@ -816,16 +818,16 @@ def claim_1(records, out_dir, th):
 @register_claim(PAPER, 2, "MSSBoost trains ~60x faster than Baseline and its model is ~40x "
                 "smaller (TREC)")
 @_from_table2()
-def claim_2(records, out_dir, th):
+def claim_2(runs, out_dir, th):
     """On every TREC-role collection: the median over the splits of the Baseline's / MSSBoost's
     training CPU seconds (:func:`fit_cpu_seconds`) and of the Baseline's / MSSBoost's model
     size reach the paper's ~60x and ~40x."""
     ok, parts = True, []
-    for ds in _datasets(records):
-        if not _by(records, ds, "Baseline") or not _by(records, ds, "MSSBoost"):
+    for ds in _datasets(runs):
+        if not runs_of(runs, ds, "Baseline") or not runs_of(runs, ds, "MSSBoost"):
             continue
-        speed = _median(split_ratios(records, ds, "Baseline", "MSSBoost", fit_cpu_seconds))
-        size = _median(split_ratios(records, ds, "Baseline", "MSSBoost",
+        speed = _median(split_ratios(runs, ds, "Baseline", "MSSBoost", fit_cpu_seconds))
+        size = _median(split_ratios(runs, ds, "Baseline", "MSSBoost",
                                     lambda r: r["model"]["model_size"]))
         role_trec = any(d.role == "TREC" and d.display == ds for d in _config_datasets(out_dir))
         if role_trec:
@@ -845,25 +847,24 @@ def _config_datasets(out_dir):
             for d in read_json(out_dir / "manifest.json")["config"]["datasets"]]
 
 
-def _trec_datasets(records, out_dir):
+def _trec_datasets(runs, out_dir):
     """The collections in the paper's TREC role (claims 4, 6 and 7 are about TREC only)."""
     trec = {d.display for d in _config_datasets(out_dir) if d.role == "TREC"}
-    return [ds for ds in _datasets(records) if ds in trec]
+    return [ds for ds in _datasets(runs) if ds in trec]
 
 
 @register_claim(PAPER, 4, "TREC role: MSSBoost needs fewer models than NSBoost and RSBag to reach "
                 "a Mean-AP level (paper: 36 / 54 / 60 models for 0.38, i.e. 85% of Baseline) "
                 "and at 35 models is ~20% (relative) above NSBoost")
 @_from_table2()
-def claim_4(records, out_dir, th):
+def claim_4(runs, out_dir, th):
     """On every TREC-role collection: MSSBoost's mean curve reaches the level with fewer
     models than NSBoost's, NSBoost's with no more than RSBag's, and at ``models_at`` models
     MSSBoost is significantly above NSBoost (paired t-test of the runs' Mean-AP there)."""
     ok, parts = True, []
-    for ds in _trec_datasets(records, out_dir):
-        recs = _by(records, ds)
-        base = _by(recs, method="Baseline")
-        curves = mean_curves(recs, "mean_ap")
+    for ds in _trec_datasets(runs, out_dir):
+        base = runs_of(runs, ds, "Baseline")
+        curves = mean_curves(runs_of(runs, ds), "mean_ap")
         if not base or not all(m in curves for m in ENSEMBLES):
             continue
         level = th["level_map"] / th["level_baseline_map"] * _mean_metric(base)[0]
@@ -872,7 +873,7 @@ def claim_4(records, out_dir, th):
         n = {m: need[m] or big for m in need}
         t35 = min(int(th["models_at"]), len(curves["MSSBoost"][1])) - 1
         rel = curves["MSSBoost"][1][t35] / curves["NSBoost"][1][t35] - 1
-        above = _paired(recs, ds, "MSSBoost", "NSBoost",
+        above = _paired(runs, ds, "MSSBoost", "NSBoost",
                         lambda r: r["curves"]["mean_ap"][t35])
         ok &= n["MSSBoost"] < n["NSBoost"] <= n["RSBag"] and above.better
         parts.append(f"{ds}: models to {level:.3f}: " + ", ".join(
@@ -885,12 +886,12 @@ def claim_4(records, out_dir, th):
 @register_claim(PAPER, 5, "Prediction at 100% of Baseline Mean-AP is 20x (TREC) / 30x "
                 "(Consumer) cheaper; at 90%, 35x / 60x")
 @_from_table2()
-def claim_5(records, out_dir, th):
+def claim_5(runs, out_dir, th):
     roles = {d.display: d.role for d in _config_datasets(out_dir)}
     fig6 = target_spec(resolve_target(f"{PAPER}/fig6"))[0]
     ok, parts = True, []
-    for ds in _datasets(records):
-        sp = prediction_speedups(records, ds)
+    for ds in _datasets(runs):
+        sp = prediction_speedups(runs, ds)
         paper = {frac: fig6.paper_value(ds, "MSSBoost", f"predict_speedup_{int(frac * 100)}",
                                         role=roles.get(ds)) for frac in (1.0, 0.9)}
         if not sp or any(v is None for v in paper.values()):
@@ -909,11 +910,10 @@ def claim_5(records, out_dir, th):
 @register_claim(PAPER, 6, "TREC role, per label: MSSBoost beats NSBoost on 30/39 and RSBag on 34/39 "
                 "labels (sign test p < 0.01)")
 @_from_table2()
-def claim_6(records, out_dir, th):
+def claim_6(runs, out_dir, th):
     ok, parts = True, []
-    for ds in _trec_datasets(records, out_dir):
-        recs = _by(records, ds)
-        ap = {m: _label_ap(_by(recs, method=m)) for m in ENSEMBLES if _by(recs, method=m)}
+    for ds in _trec_datasets(runs, out_dir):
+        ap = _ensembles_ap(runs, ds)
         if len(ap) < 3:
             continue
         for other in ("NSBoost", "RSBag"):
@@ -930,7 +930,7 @@ def claim_6(records, out_dir, th):
             parts.append(f"{ds}: beats {other} on {test.wins}/{len(diff)} labels (sign test "
                          f"p={test.p:.2g})")
         data = _load(out_dir, ds)
-        mss0 = _first_run(recs, "MSSBoost")
+        mss0 = _first_run(runs, ds, "MSSBoost")
         best, n_top = best_on_frequent_sharing_labels(ap, _sharing(mss0, data.n_labels),
                                                       data.Y.mean(axis=0),
                                                       int(th["top_sharing_labels"]))
@@ -993,14 +993,13 @@ def borrowing_follows_cooccurrence(mss_record, Y, n_models=30):
                 "labels borrow the models of related labels (paper: 'urban' uses 'car', "
                 "'road', 'airplane'; 'police' uses 'military')")
 @_from_table2()
-def claim_7(records, out_dir, th):
+def claim_7(runs, out_dir, th):
     ok, parts = True, []
-    for ds in _trec_datasets(records, out_dir):
-        mss = _by(records, ds, "MSSBoost")
-        if not mss:
+    for ds in _trec_datasets(runs, out_dir):
+        if not runs_of(runs, ds, "MSSBoost"):
             continue
         data = _load(out_dir, ds)
-        mss0 = _first_run(mss, "MSSBoost")
+        mss0 = _first_run(runs, ds, "MSSBoost")
         names = data.label_names
         freq = data.Y.mean(axis=0)
         ranks, general = first_models_are_general(mss0, freq)
@@ -1028,9 +1027,9 @@ def _shown(result, spec):
     return label
 
 
-def _first_run(records, method):
-    """The run Figs. 7-8 show: the first repetition's."""
-    return min(_by(records, method=method), key=lambda r: (r["repeat"], r["fold"]))
+def _first_run(runs, dataset, method):
+    """The run Figs. 7-8 show: the first repetition's of ``method`` on ``dataset``."""
+    return min(runs_of(runs, dataset, method), key=lambda r: (r["repeat"], r["fold"]))
 
 
 def _load(out_dir, label):

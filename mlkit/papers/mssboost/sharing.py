@@ -14,20 +14,21 @@ from ...report.style import (SINGLE_COLUMN, figure_legend, method_colour, panel_
                              save_styled, styled)
 from ...stats import mean_confidence_interval, run_values
 from ...targets import Rendered, register_renderer
-from .real import INTERCEPT, _by, _mean_metric, _paired
+from ...runner.result import runs_of
+from .real import INTERCEPT, _mean_metric, _paired
 
 #: (ensemble, against): the gaps the target reports, in the figure's order
 GAPS = (("MSSBoost", "RSBag"), (INTERCEPT, "RSBag"), ("MSSBoost", "NSBoost"))
 
 
-def paired_gap(records, dataset, a, b):
+def paired_gap(runs, dataset, a, b):
     """Mean and 95% t-interval half-width of Mean-AP(a) - Mean-AP(b) over the splits both
-    have (matched by repeat and fold), and the paired t-test's p."""
-    ra, rb = run_values(_by(records, dataset, a), "mean_ap"), \
-        run_values(_by(records, dataset, b), "mean_ap")
+    have (matched by repeat and fold), and the paired t-test's p; ``runs``: a runs frame."""
+    ra, rb = run_values(runs_of(runs, dataset, a), "mean_ap"), \
+        run_values(runs_of(runs, dataset, b), "mean_ap")
     diffs = [ra[k] - rb[k] for k in ra if k in rb]
     mean, half = mean_confidence_interval(diffs)
-    return mean, half, _paired(records, dataset, a, b).p
+    return mean, half, _paired(runs, dataset, a, b).p
 
 
 def _n_concepts(ds):
@@ -42,19 +43,19 @@ def render_sharing(result, out_dir, spec):
     method's Mean-AP and the paired gaps of :data:`GAPS`; the figure draws the gaps against
     the within-group correlation."""
     rows, figures, points = [], {}, {g: [] for g in GAPS}
+    runs = result.frame
     methods = [m.display for m in result.spec.methods]
     for ds in result.spec.datasets:
         label, data = ds.display, result.datasets[ds.display]
         phi_in, phi_out = within_group_phi(data, _n_concepts(ds))
         row = {"strength": label, "phi within groups": phi_in, "phi across groups": phi_out}
         for m in methods:
-            if _by(result.records, label, m):
-                row[f"{m} Mean-AP"] = format_mean_ci(*_mean_metric(_by(result.records,
-                                                                       label, m)))
+            if runs_of(runs, label, m):
+                row[f"{m} Mean-AP"] = format_mean_ci(*_mean_metric(runs_of(runs, label, m)))
         for a, b in GAPS:
-            if not (_by(result.records, label, a) and _by(result.records, label, b)):
+            if not (runs_of(runs, label, a) and runs_of(runs, label, b)):
                 continue
-            mean, half, p = paired_gap(result.records, label, a, b)
+            mean, half, p = paired_gap(runs, label, a, b)
             row[f"{a} − {b} (p)"] = f"{mean:+.3f} ± {half:.3f} ({p:.2g})"
             points[(a, b)].append((phi_in, mean, half))
             figures[f"gap.{label}.{a}-{b}"] = mean

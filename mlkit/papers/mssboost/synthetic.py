@@ -15,6 +15,7 @@ from ...metrics import mean_confidence_interval
 from ...report import format_mean_ci, write_table
 from ...report.style import SINGLE_COLUMN, figure_legend, panel_grid, save_styled, styled
 from ...report.summaries import mean_curves, plot_curves
+from ...runner.result import runs_of
 from ...targets import (Rendered, read_summary, register_renderer, resolve_target,
                         saved_results, target_spec)
 from ...verify import ClaimResult, register_claim
@@ -101,9 +102,9 @@ def stump_scores(base_models, X):
                                      b["right"]) for b in base_models])
 
 
-def _first(records, method):
-    return min((r for r in records if r["method"] == method),
-               key=lambda r: (r["repeat"], r["fold"]))
+def _first(runs, method):
+    """The first split's run of ``method`` in a runs frame."""
+    return min(runs_of(runs, method=method), key=lambda r: (r["repeat"], r["fold"]))
 
 
 def _boundary_labels(base_models, feature, gap):
@@ -128,7 +129,7 @@ def render_fig3(result, out_dir, spec):
     data = result.dataset
     split = make_splits(data, result.spec.protocol)[0]
     train = data.subset(split.train)
-    runs = {m: _first(result.records, m) for m in ("MSSBoost", "NSBoost")}
+    runs = {m: _first(result.frame, m) for m in ("MSSBoost", "NSBoost")}
     fig, axes = panel_grid(3, ncols=3, panel_height=3.4)
     mss = runs["MSSBoost"]["model"]
     ax = axes[0]
@@ -188,8 +189,8 @@ def models_to_best(mean_curve, tol):
     return int(np.argmax(mean_curve <= mean_curve.min() + tol)) + 1
 
 
-def _error_at(records, method, t):
-    values = [r["curves"]["hamming_error"][t - 1] for r in records if r["method"] == method]
+def _error_at(runs, method, t):
+    values = [c["hamming_error"][t - 1] for c in runs.loc[runs["method"] == method, "curves"]]
     return mean_confidence_interval(values)
 
 
@@ -224,7 +225,7 @@ def render_fig4(result, out_dir, spec):
         figures[f"models_to_best.{method}"] = reach
         for t in (5, 12, 20):
             if t <= len(mean):
-                m, h = _error_at(records, method, t)
+                m, h = _error_at(result.frame, method, t)
                 row[f"error @{t} (ours)"] = format_mean_ci(m, h)
                 figures[f"error@{t}.{method}"] = m
         figures[f"best_error.{method}"] = float(mean.min())

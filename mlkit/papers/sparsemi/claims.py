@@ -10,6 +10,7 @@ paper states none: 0.05); a difference that is not significant is a tie.
 import numpy as np
 
 from ...experiment import folds_per_repeat
+from ...runner.result import runs_frame, runs_of
 from ...stats import paired_ttest, repetition_values
 from ...targets import read_summary, resolve_target, saved_results, target_spec
 from ...verify import ClaimResult, paper_alpha, register_claim
@@ -25,31 +26,37 @@ def _saved(artifact):
     return target, records, out_dir, quick
 
 
-def _missing(artifact, records=None):
-    """NOT RUN: no saved results, or (``records`` given) none with a complete repetition of
-    the methods the claim compares."""
-    if records:
+def _saved_runs(artifact):
+    """(target, its saved runs as a runs frame, results folder, quick) of ``artifact``, all
+    None when it has no saved results."""
+    target, records, out_dir, quick = _saved(artifact)
+    return target, None if records is None else runs_frame(records), out_dir, quick
+
+
+def _missing(artifact, runs=None):
+    """NOT RUN: no saved results, or (``runs``, a runs frame, given) none with a complete
+    repetition of the methods the claim compares."""
+    if runs is not None and len(runs):
         return ClaimResult(None, f"no complete repetition yet of the methods compared in the "
-                                 f"{len(records):,} recorded runs of {PAPER}/{artifact}: run "
+                                 f"{len(runs):,} recorded runs of {PAPER}/{artifact}: run "
                                  f"`mlkit reproduce {PAPER}/{artifact}` to go on")
     return ClaimResult(None, f"no saved results: run `mlkit reproduce {PAPER}/{artifact}` "
                              "(or with --quick) first")
 
 
-def _acc(records, dataset, method, spec):
+def _acc(runs, dataset, method, spec):
     """{repeat: accuracy %} of the complete repetitions of ``method`` on ``dataset`` (the
     paper's "ten runs": on MUSK the mean of a 10-fold CV's folds). A repetition is complete
     with as many folds as the protocol of ``spec`` (the config of the runs) gives the set."""
-    return repetition_values([r for r in records
-                              if r["dataset"] == dataset and r["method"] == method],
-                             "accuracy", 100, n_folds=folds_per_repeat(spec, dataset))
+    return repetition_values(runs_of(runs, dataset, method), "accuracy", 100,
+                             n_folds=folds_per_repeat(spec, dataset))
 
 
-def _compared(records, dataset, methods, spec):
+def _compared(runs, dataset, methods, spec):
     """[{repeat: accuracy %}] of ``methods`` on ``dataset`` restricted to the repetitions all
     of them have complete, and those repetitions: while a run is in progress a claim compares
     the methods over the same repetitions (a finished run: all of them)."""
-    accs = [_acc(records, dataset, m, spec) for m in methods]
+    accs = [_acc(runs, dataset, m, spec) for m in methods]
     common = set.intersection(*(set(a) for a in accs))
     return [{k: v for k, v in a.items() if k in common} for a in accs], common
 
@@ -59,12 +66,13 @@ def _mean(values):
     return float(np.mean(list(values.values())))
 
 
-def _mean_xv(records, dataset, method, repeats):
+def _mean_xv(runs, dataset, method, repeats):
     """The mean number of expansion vectors of ``method``'s runs on ``dataset`` in the
     repetitions ``repeats``."""
-    return float(np.mean([r["model"].get("n_xv", np.nan) for r in records
-                          if r["dataset"] == dataset and r["method"] == method
-                          and r["repeat"] in repeats]))
+    mine = runs[(runs["dataset"] == dataset) & (runs["method"] == method)
+                & runs["repeat"].isin(list(repeats))]
+    n_xv = mine["n_xv"] if "n_xv" in mine else np.full(len(mine), np.nan)
+    return float(np.mean(np.asarray(n_xv, float)))
 
 
 def paired(a, b):
@@ -83,22 +91,22 @@ def _tag(out_dir, quick):
 def claim_1():
     """Pass when, on every Table I set, SparseMI's mean accuracy is at least MI-Kernel's minus
     ``mikernel_gap`` (``mikernel_gap_musk2`` on MUSK2) and it uses fewer XVs."""
-    target, records, out_dir, quick = _saved("table1")
+    target, runs, out_dir, quick = _saved_runs("table1")
     if target is None:
         return _missing("table1")
     own, spec = target_spec(target, quick=quick)
     th = own.thresholds
     parts, ok = [], True
-    for ds in sorted({r["dataset"] for r in records}):
-        (s, k), reps = _compared(records, ds, ("SparseMI", "MI-Kernel"), spec)
+    for ds in sorted(set(runs["dataset"])):
+        (s, k), reps = _compared(runs, ds, ("SparseMI", "MI-Kernel"), spec)
         if not reps:
             continue
         gap = th["mikernel_gap_musk2"] if ds == "musk2" else th["mikernel_gap"]
-        nx = [_mean_xv(records, ds, m, reps) for m in ("SparseMI", "MI-Kernel")]
+        nx = [_mean_xv(runs, ds, m, reps) for m in ("SparseMI", "MI-Kernel")]
         ok &= bool(_mean(s) >= _mean(k) - gap and nx[0] < nx[1])
         parts.append(f"{ds}: {_mean(s):.2f} vs {_mean(k):.2f} ({nx[0]:.0f} vs {nx[1]:.0f} XVs)")
     if not parts:
-        return _missing("table1", records)
+        return _missing("table1", runs)
     return ClaimResult(ok, "SparseMI vs MI-Kernel: " + "; ".join(parts) + _tag(out_dir, quick))
 
 
@@ -111,7 +119,7 @@ def claim_4():
     one; and, when fig4 has results, every fig4 objective is non-increasing and the mean
     test accuracy is stable (report.stable_tol) from iteration ``stable_by`` (fig4.yaml's
     ``thresholds:``) on."""
-    target, records, out_dir, quick = _saved("fig2")
+    target, runs, out_dir, quick = _saved("fig2")
     if target is None:
         return _missing("fig2")
     th = target_spec(target)[0].thresholds
@@ -166,7 +174,7 @@ def claim_4():
 REDUCED = ("SparseMI", "RS", "RSVM")
 
 
-def _fixed_block(records, sets, sizes, spec):
+def _fixed_block(runs, sets, sizes, spec):
     """[(set, N_XV, {method: {repeat: accuracy}})] of SparseMI, RS and RSVM for the
     fixed-N_XV rows present (``spec``: the config of the runs), over the repetitions all
     three have."""
@@ -174,7 +182,7 @@ def _fixed_block(records, sets, sizes, spec):
     for ds in sets:
         for n in sizes:
             names = [f"{m} ({n})" if n else m for m in REDUCED]
-            accs, reps = _compared(records, ds, names, spec)
+            accs, reps = _compared(runs, ds, names, spec)
             if reps:
                 out.append((ds, n, dict(zip(REDUCED, accs))))
     return out
@@ -206,15 +214,15 @@ def claim_2():
     (table1.yaml's ``thresholds:``), its mean margin over the better of them is largest at
     N_XV = 10, SparseMI (100) is significantly above SparseMI (10) on at least half of the
     sets and, when Table II has results, SparseMI beats both on all its TST sets."""
-    target, records, out_dir, quick = _saved("table1")
+    target, runs, out_dir, quick = _saved_runs("table1")
     if target is None:
         return _missing("table1")
     own, spec = target_spec(target, quick=quick)
     th = own.thresholds
-    sets = sorted({r["dataset"] for r in records})
-    cases = _fixed_block(records, sets, (10, 50, 100), spec)
+    sets = sorted(set(runs["dataset"]))
+    cases = _fixed_block(runs, sets, (10, 50, 100), spec)
     if not cases:
-        return _missing("table1", records)
+        return _missing("table1", runs)
     judged = [(d, n, *beats_both(accs)) for d, n, accs in cases]
     wins = [w for _, _, w, _ in judged]
     frac = float(np.mean(wins))
@@ -241,12 +249,12 @@ def claim_2():
             + (" (" + ", ".join(f"{d} {t.text()}" for d, t in grows.items() if not t.better)
                + ")" if n_grows < len(grows) else "")
             + _tag(out_dir, quick))
-    t2, r2, out2, quick2 = _saved("table2")
+    t2, r2, out2, quick2 = _saved_runs("table2")
     if t2 is None:
         text += "; Table II not run"
     else:
         tst = [(d, n, *beats_both(accs)) for d, n, accs in
-               _fixed_block(r2, sorted({r["dataset"] for r in r2}), (None,),
+               _fixed_block(r2, sorted(set(r2["dataset"])), (None,),
                             target_spec(t2, quick=quick2)[1])]
         beat = [d for d, _, w, _ in tst if w]
         ok &= len(beat) == len(tst)
@@ -258,26 +266,26 @@ def claim_2():
     return ClaimResult(bool(ok), text)
 
 
-def _by_rule(records, method, rule):
-    """``records`` with ``method``'s runs as the grid rule ``rule`` would have made them
+def _by_rule(runs, method, rule):
+    """``runs`` with ``method``'s runs as the grid rule ``rule`` would have made them
     (the refit its record keeps under ``also``); runs without it are left out."""
     out = []
-    for r in records:
+    for r in runs["record"]:
         if r["method"] != method:
             out.append(r)
         elif rule in r.get("also", {}):
             out.append({**r, **r["also"][rule]})
-    return out
+    return runs_frame(out)
 
 
-def _versus_miles(records, spec, th):
+def _versus_miles(runs, spec, th):
     """(pass or None when nothing is comparable, text) of claim 3's Table I part."""
     parts, acc_wins, sparse_wins = [], 0, 0
-    for ds in sorted({r["dataset"] for r in records}):
-        (s, m), reps = _compared(records, ds, ("SparseMI", "MILES"), spec)
+    for ds in sorted(set(runs["dataset"])):
+        (s, m), reps = _compared(runs, ds, ("SparseMI", "MILES"), spec)
         if not reps:
             continue
-        nx = [_mean_xv(records, ds, k, reps) for k in ("SparseMI", "MILES")]
+        nx = [_mean_xv(runs, ds, k, reps) for k in ("SparseMI", "MILES")]
         test = paired(s, m)
         acc_wins += test.better
         sparse_wins += nx[0] < nx[1]
@@ -297,19 +305,19 @@ def claim_3():
     on at least the fraction ``miles_more_accurate`` of the Table I sets present and it has
     fewer XVs on at least the fraction ``miles_sparser`` (table1.yaml's ``thresholds:``; the
     paper: all five dense sets and four of them)."""
-    target, records, out_dir, quick = _saved("table1")
+    target, runs, out_dir, quick = _saved_runs("table1")
     if target is None:
         return _missing("table1")
     own, spec = target_spec(target, quick=quick)
     th = own.thresholds
     sparsemi = next((m for m in spec.methods if m.display == "SparseMI"), None)
     rule = sparsemi.grid_rule if sparsemi is not None else "argmax"
-    ok, text = _versus_miles(records, spec, th)
+    ok, text = _versus_miles(runs, spec, th)
     if ok is None:
-        return _missing("table1", records)
+        return _missing("table1", runs)
     text = f"N_XV by the {rule} rule: {text}"
     for other in (sparsemi.grid_also if sparsemi is not None else []):
-        other_ok, other_text = _versus_miles(_by_rule(records, "SparseMI", other), spec, th)
+        other_ok, other_text = _versus_miles(_by_rule(runs, "SparseMI", other), spec, th)
         if other_ok is not None:
             text += (f"; with the {other} rule instead (not the config's): {other_text} "
                      f"({'would pass' if other_ok else 'would fail'})")
@@ -318,13 +326,13 @@ def claim_3():
     # every set within tst_comparable_gap points of MI-Kernel's and MILES's mean accuracy
     # (the paper's own largest shortfall, TST2: 3.91; mi-SVM, far below the paper's on TST
     # here, would lower the bar), with fewer XVs than each of the three
-    t2, r2, out2, quick2 = _saved("table2")
+    t2, r2, out2, quick2 = _saved_runs("table2")
     if t2 is None:
         return ClaimResult(bool(ok), text + "; Table II not run")
     own2, spec2 = target_spec(t2, quick=quick2)
     gap_max = own2.thresholds["tst_comparable_gap"]
     short, tst = [], []
-    for ds in sorted({r["dataset"] for r in r2}):
+    for ds in sorted(set(r2["dataset"])):
         (s, *base, _), reps = _compared(r2, ds, ("SparseMI", "MI-Kernel", "MILES", "mi-SVM"),
                                          spec2)
         if not reps:
@@ -356,15 +364,15 @@ def claim_5():
     scheme's start) on at most ``no_gain_max`` sets, and the k-means start is significantly
     below both other starts on at least ``kmeans_poor_min`` sparse sets (fig3.yaml's
     ``thresholds:``)."""
-    target, records, out_dir, quick = _saved("fig3")
+    target, runs, out_dir, quick = _saved_runs("fig3")
     if target is None:
         return _missing("fig3")
     own, spec = target_spec(target, quick=quick)
     th = own.thresholds
     differ, no_gain, n = [], [], 0
-    for ds in sorted({r["dataset"] for r in records}):
-        opt = {i: _acc(records, ds, f"SparseMI {i}", spec) for i in INITS}
-        start = {i: _acc(records, ds, f"SparseMI {i} t=0", spec) for i in INITS}
+    for ds in sorted(set(runs["dataset"])):
+        opt = {i: _acc(runs, ds, f"SparseMI {i}", spec) for i in INITS}
+        start = {i: _acc(runs, ds, f"SparseMI {i} t=0", spec) for i in INITS}
         if not all(len(v) for v in (*opt.values(), *start.values())):
             continue
         n += 1
@@ -379,13 +387,13 @@ def claim_5():
             no_gain.append(f"{ds} (" + ", ".join(f"{i} {t.text()}"
                                                 for i, t in gains.items()) + ")")
     if not n:
-        return _missing("fig3", records)
+        return _missing("fig3", runs)
     # without optimisation k-means is poor on 3 of the 7 sparse sets (paper): significantly
     # below both other starts
     sparse = set(own.options.sparse)
-    poor = [ds for ds in sorted({r["dataset"] for r in records} & sparse)
-            if all(paired(_acc(records, ds, "SparseMI kmeans t=0", spec),
-                          _acc(records, ds, f"SparseMI {i} t=0", spec)).worse
+    poor = [ds for ds in sorted(set(runs["dataset"]) & sparse)
+            if all(paired(_acc(runs, ds, "SparseMI kmeans t=0", spec),
+                          _acc(runs, ds, f"SparseMI {i} t=0", spec)).worse
                    for i in ("random", "svm"))]
     ok = (len(differ) <= th["init_differ_max"] and len(no_gain) <= th["no_gain_max"]
           and len(poor) >= th["kmeans_poor_min"])
