@@ -567,8 +567,11 @@ def test_a_signal_stops_the_command_and_leaves_no_worker_behind(tmp_path, sig, c
     import sys
     import time
 
+    # 200 repeats (about a minute on two free cores): the command is still running when the
+    # signal comes, however late a loaded machine starts the workers
     cmd = [sys.executable, "-c", "from mlkit.cli import main; main()", "train", "--config",
-           str(FIG4), "--jobs", "2", "--out", str(tmp_path / "o")]
+           str(FIG4), "--set", "protocol.repeats=200", "--jobs", "2",
+           "--out", str(tmp_path / "o")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     workers, deadline = [], time.time() + 60
     while time.time() < deadline and not workers:
