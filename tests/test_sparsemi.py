@@ -687,3 +687,28 @@ def test_newton_inner_solver_in_the_estimators(cls, monkeypatch):
         model = SparseMI(n_xv=4, C=5, t_max=15, tol=0, last_try="continue",
                          random_state=0).fit(bags, y)
         assert model.n_iter_ >= 3 and np.all(np.diff(model.objective_) < 0)
+
+
+@pytest.mark.parametrize("init, n_basis", [("kmeans", None), ("svm", None), ("kmeans", 8),
+                                           ("svm", 8)])
+def test_initialisations_are_shared_by_a_folds_grid_cells(init, n_basis):
+    """Inside one shared_work scope (a grid search's fold) the k-means centroids are computed
+    once for every (gamma, C) and the SVM start's bag features once per gamma; each cell's
+    model equals the one fitted alone, outside any scope."""
+    from mlkit.kernels import shared_work
+
+    bags, y = make_mi(24, d=6, seed=3)
+    cells = [(0.1, 1.0), (0.1, 10.0), (0.5, 1.0)]
+    alone = [SparseMI(n_xv=3, n_basis=n_basis, init=init, C=C, gamma=g, t_max=2,
+                      random_state=0).fit(bags, y) for g, C in cells]
+    with shared_work() as work:
+        shared = [SparseMI(n_xv=3, n_basis=n_basis, init=init, C=C, gamma=g, t_max=2,
+                           random_state=0).fit(bags, y) for g, C in cells]
+        tags = [key[0] for key in work.results]
+    for a, b in zip(alone, shared):
+        np.testing.assert_array_equal(a.expansion_vectors_, b.expansion_vectors_)
+        np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    if init == "kmeans":
+        assert tags.count("kmeans_centres") == 1
+    else:
+        assert tags.count("svm_bag_features") == 2           # one per gamma

@@ -30,8 +30,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ...kernels import (bag_mean_matrix, bag_reduce, dense_dot, rbf_kernel, squared_distances,
-                        squared_norms)
+from ...kernels import (bag_mean_matrix, bag_reduce, dense_dot, rbf_kernel, shared_result,
+                        squared_distances, squared_norms)
 from ...registry import METHODS
 from .._validation import check_bags
 from ._base import InstanceExpansionMixin, MIClassifierBase, bag_index
@@ -46,6 +46,25 @@ def _rows_dense(X, rows):
     """Rows of a dense or sparse matrix as a dense ndarray (only a few rows)."""
     R = X[rows]
     return R.toarray() if sp.issparse(R) else np.array(R, dtype=float)
+
+
+def _bag_features(X, offsets, gamma):
+    """The bags' mean kernel rows against every instance, ``(n_bags, N)`` (Eq. (8))."""
+    N = X.shape[0]
+    S = np.empty((len(offsets) - 1, N))
+    for start in range(0, N, 2048):               # at most N x 2048 kernel entries at once
+        S[:, start:start + 2048] = bag_reduce(
+            rbf_kernel(X, X[start:start + 2048], gamma), offsets, "mean")
+    return S
+
+
+def _kmeans_centres(X, k, seed):
+    """k k-means centroids of the rows of X (one Lloyd run from k-means++ seeded by seed),
+    computed once per :func:`~mlkit.kernels.shared_work` scope: they depend on no grid
+    value (gamma, C), so every cell of a grid's fold shares them."""
+    return shared_result("kmeans_centres", lambda: np.asarray(
+        KMeans(n_clusters=k, n_init=1, random_state=seed).fit(X).cluster_centers_,
+        dtype=float), X, int(k), int(seed))
 
 
 def _gaussian_from_cross(x_norms, cross, z_norms, gamma):
@@ -399,12 +418,11 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
 
     def _svm_instances(self, X, offsets, Y, k):
         """The k instances with the largest |weight| of a linear SVM on the bag features of
-        Eq. (8), ``s(X_i) = 1/n_i sum_p [k(x_ip, x_1) .. k(x_ip, x_N)]``."""
-        N = X.shape[0]
-        S = np.empty((len(offsets) - 1, N))
-        for start in range(0, N, 2048):               # at most N x 2048 kernel entries at once
-            S[:, start:start + 2048] = bag_reduce(
-                rbf_kernel(X, X[start:start + 2048], self.gamma_), offsets, "mean")
+        Eq. (8), ``s(X_i) = 1/n_i sum_p [k(x_ip, x_1) .. k(x_ip, x_N)]`` (computed once per
+        gamma in a :func:`~mlkit.kernels.shared_work` scope: every C of a grid's fold reuses
+        them)."""
+        S = shared_result("svm_bag_features", lambda: _bag_features(X, offsets, self.gamma_),
+                          X, offsets, float(self.gamma_))
         # the squared-hinge L2 SVM with an unregularised bias, solved exactly by the finite
         # Newton method (the inner problem's solver, on the bags' Gram matrix S S^T)
         W, _, _ = fit_linear_svm(S, Y, self.C)
@@ -429,8 +447,8 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
             rows = self._svm_instances(X, offsets, Y, self.n_xv)
             return self._pad(_rows_dense(X, rows), self.n_xv - len(rows), rng), rows
         k = min(self.n_xv, N)
-        km = KMeans(n_clusters=k, n_init=1, random_state=rng.randint(2 ** 31 - 1)).fit(X)
-        return self._pad(np.asarray(km.cluster_centers_, dtype=float), self.n_xv - k, rng), None
+        centres = _kmeans_centres(X, k, rng.randint(2 ** 31 - 1))
+        return self._pad(centres.copy(), self.n_xv - k, rng), None
 
     def _initial_params(self, X, offsets, Y, rng):
         """(geometry, initial parameters: Z, or V in the basis form)."""
@@ -449,9 +467,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
             if self.init == "svm":              # the Q instances the SVM weighs most
                 basis = X[np.sort(self._svm_instances(X, offsets, Y, Q))]
             elif self.init == "kmeans":         # Q centroids of the training instances
-                km = KMeans(n_clusters=Q, n_init=1,
-                            random_state=rng.randint(2 ** 31 - 1)).fit(X)
-                basis = np.asarray(km.cluster_centers_, dtype=float)
+                basis = _kmeans_centres(X, Q, rng.randint(2 ** 31 - 1)).copy()
             else:
                 basis = X[basis_rows]
             if self.basis_coef_init == "simplex":
