@@ -28,6 +28,8 @@ KINDS = ("methods", "datasets", "targets", "formats", "metrics")
 #: the metadata of an entry the lists print
 _META = ("synthetic", "kind")
 _PACKAGE = Path(__file__).resolve().parent
+#: listings kept in the cache folder (the newest; older ones are removed on a write)
+KEEP = 8
 
 
 def _stats(files, base):
@@ -103,11 +105,17 @@ def listing():
 
 
 def _store(path, found):
+    """Write the listing under its key, keeping the :data:`KEEP` most recently written
+    others: one per install sharing the cache folder (a clone and a virtual environment
+    have different keys; keeping only the last would make each evict the other's, and
+    every other call a miss)."""
     from ._io import write_json
     from ._errors import MlkitError
 
     try:
-        for old in path.parent.glob("*.json"):
+        others = [p for p in path.parent.glob("*.json") if p != path]
+        others.sort(key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in others[KEEP - 1:]:
             old.unlink(missing_ok=True)
         write_json(path, found)
     except (OSError, MlkitError) as exc:    # a cache only: the list is printed anyway

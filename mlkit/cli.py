@@ -60,6 +60,46 @@ def _say(ctx, text=""):
         click.echo(text)
 
 
+#: a paragraph of a renderer's text longer than this (characters) is a caption the terminal
+#: shows in short; the whole caption, with every dataset's source and the notes, is in the
+#: target's table.md
+TERMINAL_CAPTION = 300
+
+
+def _terminal_text(text, out_dir, result):
+    """A renderer's text as a reproduction prints it: its tables whole; a paragraph longer
+    than :data:`TERMINAL_CAPTION` characters (the caption) as its first sentence, the kind
+    of each dataset the runs read (from ``result``), the --quick note in short, and where
+    the whole caption is."""
+    import re
+
+    where = Path(out_dir) / "table.md"
+    where = str(where) if where.is_file() else "the target's table.md"
+    kinds = {}
+    for data in result.datasets.values():
+        match = re.match(r"\s*(.+?) \((real data|synthetic data)\b", str(data.provenance))
+        name = re.sub(r"\[.*?\]", "", match.group(1)) if match else None   # set[classes ...]
+        if match and name not in kinds.setdefault(match.group(2), []):
+            kinds[match.group(2)].append(name)
+    named = "; ".join(f"{kind}: {', '.join(names[:8])}"
+                      + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+                      for kind, names in kinds.items())
+    blocks = []
+    for block in text.split("\n\n"):
+        if len(block) <= TERMINAL_CAPTION or block.lstrip().startswith("|"):
+            blocks.append(block)
+            continue
+        first = re.match(r"(.{20,}?[.;])\s+(?=[A-Z\[(])", block, flags=re.S)
+        head = first.group(1) if first and len(first.group(1)) <= 200 else \
+            block[:200].rsplit(None, 1)[0].rstrip(",;:([ ") + " …"
+        short = head + (f" Data: {named}." if named else "")
+        if result.quick:
+            short += " [--quick settings: indicative only]"
+        blocks.append(f"{short} (Whole caption, with each dataset's source and the notes: "
+                      f"{where})")
+    return "\n\n".join(blocks)
+
+
 _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=int,
                      help="Runs in parallel (joblib n_jobs; -1 = all cores): N uses N cores, "
                           "each run with one BLAS/OpenMP thread (Dask: start workers with --nthreads 1, "
@@ -79,15 +119,35 @@ _set = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
                          "(repeatable).")
 
 
+def _use_results(ctx, param, results):
+    """Make ``results`` the results root for the rest of the command (``--results DIR``,
+    given before the subcommand or after it; after wins)."""
+    if results is None:
+        return None
+    from ._paths import using_results
+
+    if results.exists() and not results.is_dir():
+        raise MlkitError(f"--results {results}: is a file; name a folder (it is created "
+                         "if missing)")
+    ctx.with_resource(using_results(results.absolute()))
+    return results
+
+
+_RESULTS_HELP = ("The results root every command reads and writes (default: $MLKIT_RESULTS; "
+                 "else results/ of the mlkit clone you are in or mlkit runs from; else "
+                 "the user data folder, e.g. ~/.local/share/mlkit/results).")
+#: ``--results DIR`` after a subcommand too (``mlkit reproduce mssboost/fig4 --results DIR``)
+_results = click.option("--results", type=click.Path(path_type=Path), default=None,
+                        metavar="DIR", expose_value=False, callback=_use_results,
+                        help="The results root to read and write (as `mlkit --results DIR`).")
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="mlkit")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors and where results went.")
 @click.option("--results", "results", type=click.Path(path_type=Path), default=None,
-              metavar="DIR",
-              help="The results root every command reads and writes (default: $MLKIT_RESULTS; "
-                   "else results/ of the mlkit clone you are in or mlkit runs from; else "
-                   "the user data folder, e.g. ~/.local/share/mlkit/results).")
+              metavar="DIR", help=_RESULTS_HELP)
 @click.pass_context
 def cli(ctx, verbose, quiet, results):
     """Reproduce the tables and figures of four learning papers from YAML configs.
@@ -106,13 +166,7 @@ def cli(ctx, verbose, quiet, results):
     `mlkit: error:` line); 130/143 interrupted (the runs finished so far are saved).
     """
     ctx.ensure_object(dict)
-    if results is not None:
-        from ._paths import using_results
-
-        if results.exists() and not results.is_dir():
-            raise MlkitError(f"--results {results}: is a file; name a folder (it is created "
-                             "if missing)")
-        ctx.with_resource(using_results(results.absolute()))
+    _use_results(ctx, None, results)
     ctx.obj["verbosity"] = -1 if quiet else verbose
     level = logging.WARNING - 10 * min(verbose, 2) if not quiet else logging.ERROR
     logging.basicConfig(level=level, format="mlkit: %(levelname)s: %(message)s")
@@ -152,6 +206,7 @@ def list_cmd(kind):
 @_backend
 @_scheduler
 @_connect_timeout
+@_results
 @click.pass_context
 def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, scheduler,
           connect_timeout):
@@ -173,7 +228,7 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
         spec, spec, out, out, quick=quick, jobs=jobs, force=force, backend=backend,
         scheduler=scheduler, connect_timeout=connect_timeout, progress=_progress(ctx),
         command=" ".join(sys.argv)))
-    _say(ctx, rendered.text)
+    _say(ctx, _terminal_text(rendered.text, out, result))
     _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
               f"{result.wall_time:.1f} s")
     _say_warnings(ctx, result)
@@ -207,6 +262,7 @@ def train(ctx, config_path, overrides, seed, quick, jobs, out, force, backend, s
 @_backend
 @_scheduler
 @_connect_timeout
+@_results
 @click.pass_context
 def reproduce(ctx, targets, all_targets, quick, partial, datasets, methods, status, overrides,
               jobs, force, out, backend, scheduler, connect_timeout):
@@ -243,7 +299,7 @@ def reproduce(ctx, targets, all_targets, quick, partial, datasets, methods, stat
             partial=partial, datasets=names, methods=method_names))
         forced.add(runs_dir)
         _say(ctx, f"== {target.name}{' (quick)' if quick else ''}")
-        _say(ctx, rendered.text)
+        _say(ctx, _terminal_text(rendered.text, out_dir, result))
         _say(ctx, f"{result.computed} runs computed, {result.reused} reused, "
                   + (f"{result.missing} not recorded yet (partial), " if result.missing else "")
                   + f"{result.wall_time:.1f} s")
@@ -327,6 +383,7 @@ def _guarded(ctx, log_dir, fn):
 @click.argument("sources", nargs=-1)
 @click.option("--all", "all_targets", is_flag=True, help="Every registered target.")
 @click.option("--quick", is_flag=True, help="The targets' --quick results.")
+@_results
 def fold_cmd(sources, all_targets, quick):
     """Fold the per-run record files of targets (or results folders) into their table.
 
@@ -371,6 +428,7 @@ def plot():
 @click.argument("source")
 @click.option("--metric", default=None, help="Metric to plot (default: every curve saved).")
 @_out
+@_results
 @click.pass_context
 def plot_curves_cmd(ctx, source, metric, out):
     """Learning curves from a results folder or a target's saved results (a target's are read
@@ -546,6 +604,7 @@ def _has_files(name, what):
               help="Print a JSON list of {claim, verdict, statement, measured, diagnosis} "
                    "instead (diagnosis: null for a PASS, else {status: tested|untested, "
                    "text, targets} from the paper's claims YAML).")
+@_results
 @click.pass_context
 def verify_cmd(ctx, paper, as_json):
     """Check a paper's claims against saved results: PASS / FAIL / NOT RUN / NO VERDICT
@@ -580,6 +639,7 @@ def verify_cmd(ctx, paper, as_json):
               help="Write the references from a fresh --quick run instead of comparing.")
 @click.option("--fast", is_flag=True, help="Only the targets marked fast (what CI runs).")
 @_jobs
+@_results
 @click.pass_context
 def regress(ctx, targets, update, fast, jobs):
     """Re-run the --quick form of targets with a reference in results/reference/ and fail
@@ -601,6 +661,7 @@ def regress(ctx, targets, update, fast, jobs):
 @click.option("--untracked", is_flag=True,
               help="Also read results git does not track (e.g. --quick runs): a local look, "
                    "not the committed page.")
+@_results
 @click.pass_context
 def report_cmd(ctx, out, check, untracked):
     """Write REPRODUCTION.md from the saved results (no retraining): per paper, every target

@@ -8,6 +8,7 @@ naming the file, the line, the key and what to do (the closest valid key, the al
 """
 
 import copy
+import functools
 import inspect
 import re
 from pathlib import Path
@@ -160,7 +161,7 @@ class DatasetSpec(_Strict):
     def params_for(self, method):
         """The method's parameters on this dataset: those of "*" it takes fill in what the
         method does not set itself; then those given for its label override."""
-        valid = METHODS.get(method.name)._get_param_names()
+        valid = _param_names(METHODS.get(method.name))
         common = {k: v for k, v in self.method_params.get("*", {}).items() if k in valid}
         return {**common, **method.params, **self.method_params.get(method.display, {})}
 
@@ -641,10 +642,18 @@ def _apply_overrides(raw, overrides):
 
 
 # ---------------------------------------------------------------------------------------
+@functools.cache
+def _param_names(cls):
+    """``cls._get_param_names()`` (an estimator class's constructor arguments), read once per
+    class: scikit-learn inspects the signature on every call, and a report loads every
+    config several times (tens of thousands of calls, seconds of CPU)."""
+    return tuple(cls._get_param_names())
+
+
 def _check_params(callable_, params, what, where):
     """Unknown parameter names of a function or estimator class -> ConfigError."""
     if inspect.isclass(callable_) and hasattr(callable_, "_get_param_names"):
-        valid = callable_._get_param_names()
+        valid = list(_param_names(callable_))
     else:
         sig = inspect.signature(callable_)
         valid = [n for n, p in sig.parameters.items()
@@ -686,8 +695,8 @@ def _check_names(spec, path, node, origins):
             loader = lookup(FORMATS, ds.format, *dloc, "format")
         _check_params(loader, ds.params, f"dataset {ds.display!r}",
                       lambda k, dloc=dloc: at(*dloc, "params", k, key_line=True))
-        taken = {p for m in spec.methods for p in lookup(METHODS, m.name, "methods")
-                 ._get_param_names()}
+        taken = {p for m in spec.methods for p in _param_names(lookup(METHODS, m.name,
+                                                                       "methods"))}
         for k in ds.method_params.get("*", {}):
             if k not in taken:
                 raise ConfigError(f"{at(*dloc, 'method_params', '*', k, key_line=True)}: no "

@@ -114,10 +114,28 @@ def test_out_inside_a_path_that_is_a_file(tmp_path):
     assert "afile is a file, not a folder" in line and "--out DIR" in line
 
 
-def test_results_option_naming_a_file(tmp_path):
+@pytest.mark.parametrize("after", [False, True])
+def test_results_option_naming_a_file(tmp_path, after):
     (tmp_path / "afile").write_text("x")
-    line = user_error(tmp_path, ["--results", tmp_path / "afile", "verify", "mssboost"])
+    option = ["--results", tmp_path / "afile"]
+    line = user_error(tmp_path, ["verify", "mssboost", *option] if after
+                      else [*option, "verify", "mssboost"])
     assert "--results" in line and "is a file" in line
+
+
+def test_results_option_after_the_subcommand(tmp_path):
+    """`mlkit reproduce T --results DIR` writes there and `mlkit verify P --results DIR`
+    reads there and says so, as `mlkit --results DIR ...` does."""
+    root = tmp_path / "elsewhere"
+    res = invoke(["reproduce", "mssboost/fig4", "--quick", "--results", root])
+    assert res.exit_code == 0, res.output
+    assert (root / "mssboost" / "fig4-quick" / "manifest.json").is_file()
+    assert not (tmp_path / "results").exists()             # not the MLKIT_RESULTS root
+    res = invoke(["verify", "mssboost", "--json", "--results", root])
+    assert res.exit_code == 1
+    assert res.stderr.splitlines() == [f"mlkit: reading results from {root} (--results)"]
+    rows = {r["claim"]: r for r in json.loads(res.stdout)}
+    assert rows["3"]["verdict"] in ("PASS", "FAIL")        # fig4-quick was read
 
 
 def test_a_key_given_twice_in_a_config(tmp_path):

@@ -88,3 +88,12 @@ def test_bad_method_grids_are_refused_with_the_key(tmp_path, grids, match):
                  f"params: {{n_samples: 1000, random_state: 0}}\n  method_grids: {grids}")
     with pytest.raises(ConfigError, match=match):
         load_spec(path, overrides=["methods.MSSBoost.grid={rd: [0.05, 0.3]}"])
+
+
+def test_the_cached_parameter_names_are_each_methods_own():
+    """load_spec reads an estimator's constructor arguments once per class."""
+    from mlkit import config
+    from mlkit.registry import METHODS
+
+    for entry in METHODS.entries():
+        assert config._param_names(entry.obj) == tuple(entry.obj._get_param_names())

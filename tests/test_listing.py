@@ -57,3 +57,18 @@ def test_the_cli_lists_from_the_cache_in_a_new_process(tmp_path):
                             text=True)
     assert second.returncode == 0, second.stderr
     assert second.stdout == first and "corel10 " in first
+
+
+def test_installs_sharing_the_cache_do_not_evict_each_other(tmp_path, monkeypatch):
+    """A clone and a virtual environment (different keys) both stay cached; only listings
+    beyond the newest KEEP are removed."""
+    monkeypatch.setenv("MLKIT_CACHE", str(tmp_path))
+    folder = tmp_path / "listing"
+    found = {kind: [] for kind in _listing.KINDS}
+    for i in range(_listing.KEEP + 3):
+        _listing._store(folder / f"key{i:02d}.json", found)
+        os.utime(folder / f"key{i:02d}.json", ns=(i * 10**9, i * 10**9))
+    kept = sorted(p.name for p in folder.glob("*.json"))
+    assert kept == [f"key{i:02d}.json" for i in range(3, _listing.KEEP + 3)]
+    _listing._store(folder / "key05.json", found)          # rewriting one removes no other
+    assert len(list(folder.glob("*.json"))) == _listing.KEEP

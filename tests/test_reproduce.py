@@ -27,6 +27,13 @@ def test_reproduce_fig4_quick_writes_everything_and_reruns_nothing(results):
     text = first.stdout
     assert "models to best (paper)" in text and "models to best (ours)" in text
     assert "synthetic data" in text                       # provenance in the caption
+    # the terminal shows the caption in short and says where the whole one is
+    caption = text.split("\n\n")[0].split("\n")[-1]
+    assert caption.startswith("Fig. 4: test Hamming error") and len(caption) < 400, caption
+    assert "Data: synthetic data: mssboost-synthetic." in caption
+    assert "[--quick settings: indicative only]" in caption
+    assert caption.endswith(f"{out / 'table.md'})")
+    assert caption.split(" Data:")[0] in (out / "table.md").read_text()
     assert "20 runs computed, 0 reused" in text
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["protocol"]["repeats"] == 5 and manifest["quick"]
@@ -210,3 +217,29 @@ def test_git_revision_is_dirty_for_source_changes_only(tmp_path):
     assert rev is not None and not rev.endswith("+dirty")
     (tmp_path / "configs/a.yaml").write_text("y\n")
     assert git_revision(tmp_path).endswith("+dirty")
+
+
+def test_the_terminal_shows_a_long_caption_in_short(tmp_path):
+    """Tables whole; a caption paragraph as its first sentence, the data's kinds, the --quick
+    note and where the whole caption is; a short paragraph as it is."""
+    from types import SimpleNamespace as NS
+
+    from mlkit.cli import TERMINAL_CAPTION, _terminal_text
+
+    (tmp_path / "table.md").write_text("x")
+    table = "| a | b |\n|:--|:--|\n| " + "1 | 2 |\n| " * 200 + "3 | 4 |"
+    caption = ("Table 9: a long caption (one sentence). Data: d1 (real data: a source) ; "
+               + "More notes. " * 40)
+    result = NS(quick=True, datasets={
+        "d1": NS(provenance="d1 (real data: UCI, somewhere)"),
+        "d1 n=4": NS(provenance="d1 (real data: UCI, somewhere)"),
+        "toy": NS(provenance="toy[classes 1, 2] (synthetic data: our generator)")})
+    shown = _terminal_text(f"{caption}\n\n{table}\n\nA short note.", tmp_path, result)
+    first, rest = shown.split("\n\n", 1)
+    assert first == ("Table 9: a long caption (one sentence). Data: real data: d1; synthetic "
+                     "data: toy. [--quick settings: indicative only] (Whole caption, with each "
+                     f"dataset's source and the notes: {tmp_path / 'table.md'})")
+    assert rest == f"{table}\n\nA short note."
+    short = "Fig. 1: short. Data: toy (synthetic data)."
+    assert len(short) <= TERMINAL_CAPTION
+    assert _terminal_text(f"{short}\n\n{table}", tmp_path, result) == f"{short}\n\n{table}"
