@@ -290,6 +290,8 @@ def main(argv=None):
                     help="CPU seconds after which no further cell of a run is sampled")
     ap.add_argument("--max-run-s", type=float, default=120.0,
                     help="runs recorded as costlier than this are carried, not timed")
+    ap.add_argument("--rows", action="store_true",
+                    help="also print every (target, dataset, method) estimate")
     ap.add_argument("--skip-others", action="store_true",
                     help="only the per-target estimates, not the other benches' figures")
     args = ap.parse_args(argv)
@@ -311,6 +313,10 @@ def main(argv=None):
                                                  args.budget_s, args.max_run_s, per_run))
     t0 = time.perf_counter()
     rows = [r for out in Parallel(n_jobs=args.jobs, verbose=0)(tasks) for r in out]
+    if args.rows:
+        for target, ds, method, n_runs, per_run, sampled, how in rows:
+            print(f"{target} | {ds} | {method} | runs {n_runs} | est s/run {per_run:.1f} | "
+                  f"total h {n_runs * per_run / 3600:.2f} | sampled {sampled:.0f} | {how}")
     by_target = {}
     for target, ds, method, n_runs, per_run, sampled, how in rows:
         agg = by_target.setdefault(target, {"est": 0.0, "sampled": 0.0, "carried": 0,

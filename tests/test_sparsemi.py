@@ -174,7 +174,7 @@ def test_sparse_schemes_choose_the_basis_vectors(init):
     """Sec. V-D: in the basis form the "svm" and "kmeans" schemes choose the Q BVs (the top-Q
     instances by |SVM weight| on the bag features of Eq. (8), or Q k-means centroids) and
     the XV coefficients start random; init_target="xvs" keeps a random basis instead."""
-    from sklearn.svm import LinearSVC
+    from mlkit.methods.mi._label_mean import fit_linear_svm
 
     bags, y = make_mi(24, d=6, seed=11)
     model = SparseMI(n_xv=3, n_basis=8, init=init, C=1.0, gamma=0.2, t_max=0,
@@ -184,7 +184,7 @@ def test_sparse_schemes_choose_the_basis_vectors(init):
     assert model.basis_.shape == (8, 6)
     if init == "svm":
         S = bag_reduce(rbf_kernel(Xs, Xs, 0.2), offsets, "mean")
-        w = LinearSVC(C=1.0, dual=False, tol=1e-6, max_iter=100_000).fit(S, y).coef_[0]
+        w = fit_linear_svm(S, np.where(y == 1, 1.0, -1.0)[:, None], 1.0)[0][:, 0]
         top = np.sort(np.argsort(-np.abs(w), kind="stable")[:8])
         np.testing.assert_allclose(model.basis_, Xs[top], atol=1e-12)
     else:
@@ -341,11 +341,11 @@ def test_multiclass_predicts_argmax():
     assert model.score(bags, y) > 0.8
 
 
-def test_svm_initialisation_takes_the_converged_linear_svm():
-    """init="svm" ranks instances by |w| of the linear SVM (squared hinge, L2, liblinear's
-    regularised bias) on the Eq. (8) bag features: its instances are those of the same
-    objective minimised independently (L-BFGS on the primal, to 1e-10), without warnings
-    (a ConvergenceWarning is an error here), up to C = 1e4 as in the TST grids."""
+def test_svm_initialisation_takes_the_exact_linear_svm():
+    """init="svm" ranks instances by |w| of the linear SVM (squared hinge, L2, unregularised
+    bias) on the Eq. (8) bag features: its instances are those of the same objective
+    minimised independently (L-BFGS on the primal, to 1e-10), without warnings (a
+    ConvergenceWarning is an error here), up to C = 1e4 as in the TST grids."""
     import warnings
 
     from scipy.optimize import minimize
@@ -358,22 +358,63 @@ def test_svm_initialisation_takes_the_converged_linear_svm():
     X = np.vstack(bags)
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     offsets = np.r_[0, np.cumsum([len(b) for b in bags])]
-    S = np.hstack([bag_reduce(rbf_kernel(X, X, 2.0), offsets, "mean"), np.ones((60, 1))])
+    S = bag_reduce(rbf_kernel(X, X, 2.0), offsets, "mean")
 
-    def primal(w, C):
-        margin = np.maximum(0.0, 1.0 - y * (S @ w))
-        return 0.5 * w @ w + C * margin @ margin, w - 2.0 * C * S.T @ (y * margin)
+    def primal(x, C):
+        w, b = x[:-1], x[-1]
+        margin = np.maximum(0.0, 1.0 - y * (S @ w + b))
+        r = 2.0 * C * y * margin
+        return 0.5 * w @ w + C * margin @ margin, np.r_[w - S.T @ r, -r.sum()]
 
-    # C = 1e4: a near hard margin, ~1,400 Newton iterations (above liblinear's default cap)
     for C in (10.0, 100.0, 1e4):
         m = SparseMI(n_xv=10, C=C, gamma=2.0, init="svm", t_max=0, random_state=0)
         m.gamma_ = 2.0
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             rows = m._svm_instances(X, offsets, y[:, None], 10)
-        ref = minimize(primal, np.zeros(S.shape[1]), args=(C,), jac=True, method="L-BFGS-B",
+        ref = minimize(primal, np.zeros(S.shape[1] + 1), args=(C,), jac=True,
+                       method="L-BFGS-B",
                        options={"maxiter": 100000, "gtol": 1e-10, "ftol": 0.0}).x[:-1]
         np.testing.assert_array_equal(np.sort(rows), np.sort(np.argsort(-np.abs(ref))[:10]))
+
+
+@pytest.mark.parametrize("shape, C", [((40, 200), 0.1), ((40, 200), 1e3), ((150, 30), 10.0),
+                                      ((60, 60), 1e6)])
+def test_fit_linear_svm_is_the_exact_optimum(shape, C):
+    """fit_linear_svm: the gradient of ||w||^2/2 + C sum max(0, 1 - y (s w + b))^2 vanishes
+    at its answer (the optimum of a strictly convex problem), its value is the objective
+    there, and it is no worse than an independent L-BFGS minimisation; several problems at
+    once equal each solved alone (to rounding). Wide (Gram-matrix routes) and tall (primal routes)."""
+    from scipy.optimize import minimize
+
+    from mlkit.methods.mi._label_mean import fit_linear_svm
+
+    rng = np.random.default_rng(shape[0] + shape[1])
+    S = rng.normal(size=shape)
+    Y = np.where(rng.random((shape[0], 3)) < 0.35, 1.0, -1.0)
+    Y[:, 0] = np.sign(S[:, 0] + 0.3 * rng.normal(size=shape[0]))
+    W, b, value = fit_linear_svm(S, Y, C)
+    for c in range(3):
+        y = Y[:, c]
+        margin = np.maximum(0.0, 1.0 - y * (S @ W[:, c] + b[c]))
+        r = 2.0 * C * y * margin
+        grad = np.r_[W[:, c] - S.T @ r, -r.sum()]
+        scale = 1.0 + C * shape[0]
+        assert np.linalg.norm(grad) < 1e-8 * scale
+        assert value[c] == pytest.approx(0.5 * W[:, c] @ W[:, c] + C * margin @ margin,
+                                         rel=1e-12)
+
+        def primal(x):
+            m = np.maximum(0.0, 1.0 - y * (S @ x[:-1] + x[-1]))
+            rr = 2.0 * C * y * m
+            return 0.5 * x[:-1] @ x[:-1] + C * m @ m, np.r_[x[:-1] - S.T @ rr, -rr.sum()]
+
+        ref = minimize(primal, np.zeros(shape[1] + 1), jac=True, method="L-BFGS-B",
+                       options={"maxiter": 50000, "gtol": 1e-12, "ftol": 0.0})
+        assert value[c] <= ref.fun * (1 + 1e-9)
+        alone = fit_linear_svm(S, Y[:, [c]], C)        # possibly another route: rounding
+        np.testing.assert_allclose(alone[0][:, 0], W[:, c], rtol=1e-6,
+                                   atol=1e-6 * np.abs(W[:, c]).max())
 
 
 def test_only_the_svm_initialisation_is_keyed_by_its_own_revision():
@@ -646,3 +687,28 @@ def test_newton_inner_solver_in_the_estimators(cls, monkeypatch):
         model = SparseMI(n_xv=4, C=5, t_max=15, tol=0, last_try="continue",
                          random_state=0).fit(bags, y)
         assert model.n_iter_ >= 3 and np.all(np.diff(model.objective_) < 0)
+
+
+@pytest.mark.parametrize("init, n_basis", [("kmeans", None), ("svm", None), ("kmeans", 8),
+                                           ("svm", 8)])
+def test_initialisations_are_shared_by_a_folds_grid_cells(init, n_basis):
+    """Inside one shared_work scope (a grid search's fold) the k-means centroids are computed
+    once for every (gamma, C) and the SVM start's bag features once per gamma; each cell's
+    model equals the one fitted alone, outside any scope."""
+    from mlkit.kernels import shared_work
+
+    bags, y = make_mi(24, d=6, seed=3)
+    cells = [(0.1, 1.0), (0.1, 10.0), (0.5, 1.0)]
+    alone = [SparseMI(n_xv=3, n_basis=n_basis, init=init, C=C, gamma=g, t_max=2,
+                      random_state=0).fit(bags, y) for g, C in cells]
+    with shared_work() as work:
+        shared = [SparseMI(n_xv=3, n_basis=n_basis, init=init, C=C, gamma=g, t_max=2,
+                           random_state=0).fit(bags, y) for g, C in cells]
+        tags = [key[0] for key in work.results]
+    for a, b in zip(alone, shared):
+        np.testing.assert_array_equal(a.expansion_vectors_, b.expansion_vectors_)
+        np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    if init == "kmeans":
+        assert tags.count("kmeans_centres") == 1
+    else:
+        assert tags.count("svm_bag_features") == 2           # one per gamma

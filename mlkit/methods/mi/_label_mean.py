@@ -26,7 +26,7 @@ from threadpoolctl import ThreadpoolController
 from ._lbfgs import lbfgs
 
 __all__ = ["KZ_RIDGE", "LBFGS_OPTIONS", "NEWTON_MAX_ITER", "SOLVERS", "label_mean_objective",
-           "fit_label_mean_svm"]
+           "fit_label_mean_svm", "fit_linear_svm"]
 
 #: Added to the diagonal of K_Z so that it is positive definite (footnote 1 of [1]_; the
 #: paper says only "a small value").
@@ -452,3 +452,33 @@ def _fit_newton(A, B, L, Y, C, init, active):
             warnings.warn(f"label-mean SVM (problem {c}): Newton's method stopped after "
                           f"{NEWTON_MAX_ITER} steps", ConvergenceWarning)
     return gamma, rho, value
+
+
+def fit_linear_svm(S, Y, C):
+    """The linear L2-regularised squared-hinge SVM with an unregularised bias, solved exactly.
+
+    ``min_{w, b} ||w||^2 / 2 + C sum_i max(0, 1 - y_i (s_i^T w + b))^2``, one binary problem
+    per column of Y: Q of Eq. (12) of [1]_ with the features ``S`` in place of the bags'
+    kernel rows and the identity in place of K_Z (already whitened), minimised by the finite
+    Newton method of [2]_, [3]_ (:func:`_newton`) from every example active. With more
+    features than examples the linear solves run on the examples' Gram matrix ``S S^T`` (the
+    ``"bags"`` routes of :class:`_ActiveSetSolver`), shared by all problems.
+
+    Parameters
+    ----------
+    S : ndarray of shape (n_examples, n_features)
+    Y : ndarray of shape (n_examples, n_problems)
+        +-1 labels.
+    C : float
+
+    Returns
+    -------
+    W : ndarray of shape (n_features, n_problems)
+    b : ndarray of shape (n_problems,)
+    value : ndarray of shape (n_problems,)
+        The optimal objective values.
+    """
+    S = np.ascontiguousarray(S, dtype=float)
+    Y = np.asarray(Y, dtype=float)
+    with single_threaded_blas():
+        return _fit_newton(None, S, None, Y, C, None, None)

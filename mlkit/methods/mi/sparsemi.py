@@ -26,17 +26,16 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import LinearSVC
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ...kernels import (bag_mean_matrix, bag_reduce, dense_dot, rbf_kernel, squared_distances,
-                        squared_norms)
+from ...kernels import (bag_mean_matrix, bag_reduce, dense_dot, rbf_kernel, shared_result,
+                        squared_distances, squared_norms)
 from ...registry import METHODS
 from .._validation import check_bags
 from ._base import InstanceExpansionMixin, MIClassifierBase, bag_index
-from ._label_mean import KZ_RIDGE, fit_label_mean_svm, single_threaded_blas
+from ._label_mean import KZ_RIDGE, fit_label_mean_svm, fit_linear_svm, single_threaded_blas
 
 __all__ = ["SparseMI"]
 
@@ -49,9 +48,23 @@ def _rows_dense(X, rows):
     return R.toarray() if sp.issparse(R) else np.array(R, dtype=float)
 
 
-#: Newton iterations allowed to the linear SVM of the "svm" initialisation (liblinear's
-#: primal): separable bag features at C = 1e4 need up to ~11,000 (about 9 s on TST1)
-_SVM_INIT_MAX_ITER = 100_000
+def _bag_features(X, offsets, gamma):
+    """The bags' mean kernel rows against every instance, ``(n_bags, N)`` (Eq. (8))."""
+    N = X.shape[0]
+    S = np.empty((len(offsets) - 1, N))
+    for start in range(0, N, 2048):               # at most N x 2048 kernel entries at once
+        S[:, start:start + 2048] = bag_reduce(
+            rbf_kernel(X, X[start:start + 2048], gamma), offsets, "mean")
+    return S
+
+
+def _kmeans_centres(X, k, seed):
+    """k k-means centroids of the rows of X (one Lloyd run from k-means++ seeded by seed),
+    computed once per :func:`~mlkit.kernels.shared_work` scope: they depend on no grid
+    value (gamma, C), so every cell of a grid's fold shares them."""
+    return shared_result("kmeans_centres", lambda: np.asarray(
+        KMeans(n_clusters=k, n_init=1, random_state=seed).fit(X).cluster_centers_,
+        dtype=float), X, int(k), int(seed))
 
 
 def _gaussian_from_cross(x_norms, cross, z_norms, gamma):
@@ -313,8 +326,11 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     #: the basis form, the basis rows its instances replace are drawn at random, not always
     #: the highest-numbered ones; 4: the primal solver's iteration cap raised from 1000 to
     #: ``_SVM_INIT_MAX_ITER``: at C >= 1000 on TST it stopped unconverged, 1000 Newton
-    #: iterations short of the 1,500-11,000 that a separable problem's near hard margin needs)
-    svm_init_revision = 4
+    #: iterations short of the 1,500-11,000 that a separable problem's near hard margin needs;
+    #: 5: the linear SVM solved exactly by the finite Newton method, its bias unregularised,
+    #: where liblinear regularised it as a feature and stopped at a relative gradient of
+    #: 1e-6: 83-92 of the 100 chosen instances are the same, at 1/15 of the cost on COREL-20)
+    svm_init_revision = 5
     #: solver of the inner problem (:func:`._label_mean.fit_label_mean_svm`): "lbfgs" (the
     #: paper's, Sec. IV-C) or "newton" (the same optimum to rounding, 10-100x cheaper; its
     #: numbers differ in the last digits, so switching it is a numerics revision)
@@ -402,18 +418,15 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
 
     def _svm_instances(self, X, offsets, Y, k):
         """The k instances with the largest |weight| of a linear SVM on the bag features of
-        Eq. (8), ``s(X_i) = 1/n_i sum_p [k(x_ip, x_1) .. k(x_ip, x_N)]``."""
-        N = X.shape[0]
-        S = np.empty((len(offsets) - 1, N))
-        for start in range(0, N, 2048):               # at most N x 2048 kernel entries at once
-            S[:, start:start + 2048] = bag_reduce(
-                rbf_kernel(X, X[start:start + 2048], self.gamma_), offsets, "mean")
-        # the squared-hinge L2 SVM in the primal (trust-region Newton): its optimum is
-        # unique, and it converges in a few Newton steps where the dual coordinate descent
-        # needs many thousand passes at C >= 10
-        W = np.vstack([LinearSVC(C=self.C, dual=False, random_state=0, tol=1e-6,
-                                 max_iter=_SVM_INIT_MAX_ITER).fit(S, Y[:, c]).coef_[0]
-                       for c in range(Y.shape[1])])
+        Eq. (8), ``s(X_i) = 1/n_i sum_p [k(x_ip, x_1) .. k(x_ip, x_N)]`` (computed once per
+        gamma in a :func:`~mlkit.kernels.shared_work` scope: every C of a grid's fold reuses
+        them)."""
+        S = shared_result("svm_bag_features", lambda: _bag_features(X, offsets, self.gamma_),
+                          X, offsets, float(self.gamma_))
+        # the squared-hinge L2 SVM with an unregularised bias, solved exactly by the finite
+        # Newton method (the inner problem's solver, on the bags' Gram matrix S S^T)
+        W, _, _ = fit_linear_svm(S, Y, self.C)
+        W = W.T
         return np.argsort(-np.abs(W).max(axis=0), kind="stable")[:k]
 
     def _initial_points(self, X, offsets, Y, rng):
@@ -434,8 +447,8 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
             rows = self._svm_instances(X, offsets, Y, self.n_xv)
             return self._pad(_rows_dense(X, rows), self.n_xv - len(rows), rng), rows
         k = min(self.n_xv, N)
-        km = KMeans(n_clusters=k, n_init=1, random_state=rng.randint(2 ** 31 - 1)).fit(X)
-        return self._pad(np.asarray(km.cluster_centers_, dtype=float), self.n_xv - k, rng), None
+        centres = _kmeans_centres(X, k, rng.randint(2 ** 31 - 1))
+        return self._pad(centres.copy(), self.n_xv - k, rng), None
 
     def _initial_params(self, X, offsets, Y, rng):
         """(geometry, initial parameters: Z, or V in the basis form)."""
@@ -454,9 +467,7 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
             if self.init == "svm":              # the Q instances the SVM weighs most
                 basis = X[np.sort(self._svm_instances(X, offsets, Y, Q))]
             elif self.init == "kmeans":         # Q centroids of the training instances
-                km = KMeans(n_clusters=Q, n_init=1,
-                            random_state=rng.randint(2 ** 31 - 1)).fit(X)
-                basis = np.asarray(km.cluster_centers_, dtype=float)
+                basis = _kmeans_centres(X, Q, rng.randint(2 ** 31 - 1)).copy()
             else:
                 basis = X[basis_rows]
             if self.basis_coef_init == "simplex":
