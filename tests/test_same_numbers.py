@@ -179,3 +179,26 @@ def test_misvm_grid_search_keeps_its_numbers(data):
     b = ReferenceMiSVM(C=10.0, gamma=0.3).fit(bags, y3)
     np.testing.assert_array_equal(a.decision_function(test), b.decision_function(test))
     np.testing.assert_array_equal(a.n_iter_, b.n_iter_)
+
+
+# -- MI-SVM ----------------------------------------------------------------------------------
+def test_misvm_bag_grid_search_keeps_its_numbers(data, monkeypatch):
+    """The tiled gather of the bag-slack Gram block against numpy's fancy-indexed copy, on a
+    grid search (binary problems: the block gathered from K's rows) and a three-class fit
+    (from its column-major copy)."""
+    import mlkit.methods.mi.misvm as misvm_module
+    from mlkit.methods.mi import MISVM
+
+    def reference_gather(src, idx, out, offset):
+        out[offset:, offset:] = src[np.ix_(idx, idx)]
+
+    bags, y, test, _ = data
+    grid = {"gamma": [0.05, 0.3], "C": [0.5, 10.0]}
+    y3 = np.arange(len(y)) % 3
+    new = _search(MISVM(), bags, y, grid)
+    new3 = MISVM(C=10.0, gamma=0.3).fit(bags, y3)
+    monkeypatch.setattr(misvm_module, "gather_block", reference_gather)
+    old = _search(MISVM(), bags, y, grid)
+    old3 = MISVM(C=10.0, gamma=0.3).fit(bags, y3)
+    _same_search(new, old, test)
+    np.testing.assert_array_equal(new3.decision_function(test), old3.decision_function(test))
