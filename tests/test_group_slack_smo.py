@@ -247,14 +247,16 @@ def _fit_both(bags, y, monkeypatch, **params):
     return new, old
 
 
-def test_gather_block_copies_the_kernel_block():
+@pytest.mark.parametrize("n, m", [(30, 17), (200, 150), (300, 128)])
+def test_gather_block_copies_the_kernel_block(n, m):
     """MI-SVM's Gram block from K (row- or column-major) into a column-major Gram matrix
-    equals numpy's fancy-indexed copy, and leaves the rest of the matrix alone."""
+    equals numpy's fancy-indexed copy, and leaves the rest of the matrix alone (one tile,
+    several with a partial last one, whole tiles)."""
     rng = np.random.default_rng(0)
-    K = rng.normal(size=(30, 30))
-    idx = np.sort(rng.choice(30, 17, replace=False))
+    K = rng.normal(size=(n, n))
+    idx = np.sort(rng.choice(n, m, replace=False))
     for src in (K, np.asfortranarray(K)):
-        out = np.full((20, 20), np.pi, order="F")
+        out = np.full((m + 3, m + 3), np.pi, order="F")
         gather_block(src, idx, out, 3)
         np.testing.assert_array_equal(out[3:, 3:], K[np.ix_(idx, idx)])
         assert np.all(out[:3] == np.pi) and np.all(out[:, :3] == np.pi)

@@ -19,6 +19,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn import config_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -201,8 +202,12 @@ class _AlternatingSVM(InstanceExpansionMixin, MIClassifierBase):
         return {}
 
     def _svm(self, gram, labels):
-        """A precomputed-kernel SVM; returns (support indices, dual coefficients, bias)."""
-        svc = SVC(kernel="precomputed", C=self.C).fit(gram, labels)
+        """A precomputed-kernel SVM; returns (support indices, dual coefficients, bias).
+        ``gram`` is a Gaussian kernel (finite by construction), so scikit-learn's check of
+        its n^2 entries for NaN and infinity is skipped (``assume_finite``; it changes
+        nothing else)."""
+        with config_context(assume_finite=True):
+            svc = SVC(kernel="precomputed", C=self.C).fit(gram, labels)
         return svc.support_, svc.dual_coef_[0], svc.intercept_[0]
 
     @staticmethod
@@ -292,7 +297,9 @@ class miSVM(_AlternatingSVM):
             sv, dual, b = self._svm(K, labels)
             a = np.zeros(K.shape[0])
             a[sv] = dual
-            Ka = K[:, sv] @ dual
+            # the support columns gathered by np.take (the array K[:, sv] makes, about
+            # twice as fast), then the same product
+            Ka = np.take(K, sv, axis=1) @ dual
             svms.append((_svm_objective(dual, Ka[sv], labels * (Ka + b), None, self.C), a, b))
             f = Ka[pos_inst] + b
             imputed = np.where(f > 0, 1.0, -1.0)

@@ -23,7 +23,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
-from ...kernels import bag_reduce, dense_dot, rbf_kernel, squared_norms
+from ...kernels import bag_reduce, dense_dot, rbf_kernel, shared_result, squared_norms
 from ...registry import METHODS
 from ._base import InstanceExpansionMixin, MIClassifierBase
 from ._label_mean import KZ_RIDGE, fit_label_mean_svm
@@ -50,12 +50,18 @@ def _preimage(z, U, alpha, Z, beta, gamma, max_iter, tol, U_norms):
 
     over the points p = (u, z_l) with coefficients c = (alpha, -beta); the denominator is
     ``sum_c r_c(z)^2``. Returns the best point visited.
+
+    RS's innermost loop (~30 iterations per vector, 100 vectors per fit): the kernel rows
+    are formed by :func:`_kernel_row`, the operations of :func:`mlkit.kernels.rbf_kernel`
+    without its per-call checks, and the squared norms of the fixed Z once per search.
     """
     best, best_value = z, -np.inf
+    Z_norms = squared_norms(Z)                  # Z is fixed during the search
+    scale = np.sqrt(gamma)
     for _ in range(max_iter):
-        zz = np.array([z @ z])
-        k_u = rbf_kernel(z[None, :], U, gamma, X_norms=zz, Z_norms=U_norms)[0]
-        k_z = rbf_kernel(z[None, :], Z, gamma, X_norms=zz)[0]
+        zz = z @ z
+        k_u = _kernel_row(z, U, zz, U_norms, gamma)
+        k_z = _kernel_row(z, Z, zz, Z_norms, gamma)
         r = k_u @ alpha - k_z @ beta
         value = r @ r
         if value > best_value:
@@ -63,13 +69,27 @@ def _preimage(z, U, alpha, Z, beta, gamma, max_iter, tol, U_norms):
         if not value > 0 or not np.isfinite(value):      # reproduced, or an overflow
             break
         step = (dense_dot(k_u * (alpha @ r), U) - (k_z * (beta @ r)) @ Z) / value
-        if not np.all(np.isfinite(step)):
+        if not np.isfinite(step).all():
             break
-        moved = np.sqrt(gamma) * np.linalg.norm(step - z)
+        moved = step - z
+        moved = scale * np.sqrt(moved.dot(moved))        # np.linalg.norm's computation
         z = step
         if moved < tol:
             break
     return best
+
+
+def _kernel_row(z, P, zz, P_norms, gamma):
+    """``exp(-gamma ||z - p||^2)`` for every row p of P (dense or sparse), by the operations
+    of :func:`mlkit.kernels.rbf_kernel` with precomputed norms (``zz = z @ z``), in the same
+    order: the same numbers."""
+    D = dense_dot(z[None, :], P.T)
+    D *= -2.0
+    D += zz
+    D += P_norms
+    np.maximum(D, 0.0, out=D)
+    D *= D.dtype.type(-gamma)
+    return np.exp(D, out=D)[0]
 
 
 def _project(K_zz, proj):
@@ -256,15 +276,22 @@ class RS(InstanceExpansionMixin, MIClassifierBase):
         Zs, betas, errors = [], [], []
         for col in columns:             # one reduced set per problem, or one for all
             sub = rows[np.any(coef[rows, col] != 0, axis=1)]
-            Z, beta, err = reduced_set(X[sub], coef[sub, col], self.n_xv, self.gamma_,
-                                       max_iter=self.max_iter, tol=self.tol)
+            alpha = coef[sub, col]
+            # in a grid search's fold (mlkit.kernels.shared_work), once per dense solution
+            # (its rows of the fold's instances and their weights): grid points with the
+            # same one, e.g. C = 100 and 1000 when no bag reaches the cap, share the
+            # deterministic construction
+            Z, beta, err = shared_result(
+                "reduced_set", lambda: reduced_set(X[sub], alpha, self.n_xv, self.gamma_,
+                                                   max_iter=self.max_iter, tol=self.tol),
+                X, sub, alpha, self.n_xv, float(self.gamma_), self.max_iter, float(self.tol))
             Zs.append(Z)
             betas.append(beta)
             errors.append(np.pad(err, (0, self.n_xv - len(err)), mode="edge"))
         self.expansion_vectors_ = np.vstack(Zs)
         # problem c's coefficients on its own set (block diagonal), or on the shared one
-        self.dual_coef_ = np.ascontiguousarray(
-            betas[0].T if len(betas) == 1 else block_diag(*[b.T for b in betas]))
+        self.dual_coef_ = np.array(
+            betas[0].T if len(betas) == 1 else block_diag(*[b.T for b in betas]), order="C")
         self.reconstruction_errors_ = np.vstack(errors)
         self.intercept_ = intercept
 
