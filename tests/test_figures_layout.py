@@ -409,3 +409,19 @@ def test_mssboost_fig8_has_a_colour_key_axis_titles_and_distinct_columns(data_mi
     assert not _paper_lines(figure)
     caption = (REPO / "results" / "mssboost" / "fig8" / "table.md").read_text().split("\n")[0]
     assert "gives no numbers" in caption and "numbers are shown beside" not in caption
+
+
+def test_mssboost_fig3_has_a_key_of_its_label_colours(data_mirror, drawn):
+    """Each label's colour (its points in (a), its predicted region in (b, c)) is named in
+    the legend, with the unlabelled points and both kinds of boundary."""
+    from matplotlib.colors import to_hex
+
+    from mlkit.papers.mssboost.synthetic import LABEL_COLOURS
+
+    figure = drawn("mssboost/fig3")["fig3"]
+    (legend,) = figure.legends
+    names = [t.get_text() for t in legend.get_texts()]
+    assert names == ["Label 1", "Label 2", "Label 3", "no label", "base model boundary",
+                     "true label boundary"]
+    fills = {to_hex(p.get_facecolor()) for p in legend.findobj(matplotlib.patches.Rectangle)}
+    assert {to_hex(c) for c in LABEL_COLOURS} <= fills
