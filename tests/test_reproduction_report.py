@@ -286,7 +286,11 @@ def test_page_status_differences_claims_and_environment(toy):
             "`corel5k`: real, for reference (no role: it stands in for no data the paper "
             "reports); `musk1`: the paper's data; `nus-animal`: the paper's data: not run (files "
             "absent).") in table1
-    assert "| `score.synth.A` | 0.262 |" in table1              # summary.json's figures
+    # summary.json's figures: linked, not inlined
+    assert ("Headline figures (2, what `mlkit verify` and `mlkit regress` read): "
+            "[summary.json](results/reprotoy/table1/summary.json), SHA-256 of their values "
+            "`") in table1
+    assert "`score.synth.A`" not in table1
 
     fig1 = _section(text, f"{PAPER}/fig1")
     assert "Status: **quick run only** (the `--quick` settings: shown, not counted)" in fig1
@@ -313,7 +317,8 @@ def test_page_status_differences_claims_and_environment(toy):
 
     env = text[text.index("## Environment of the runs"):]
     assert "`0123456789ab+dirty`" in env and "Linux-test, 2 cpus" in env
-    assert "| 8 | 4.0 s | 1 min 15 s |" in env                 # runs, fit+predict, wall time
+    assert "| 8 | 4.0 s | 1 min 15 s | M1 |" in env            # runs, fit+predict, wall time
+    assert "| M1 | Linux-test, 2 cpus |" in env                  # each machine said once
     assert "numpy 2.4.6, python 3.11.7 | `reprotoy/fig1`, `reprotoy/table1` |" in env
     # nothing of the moment or machine the page is built on: the same results, the same page
     assert _page(toy)[0] == text
@@ -387,7 +392,8 @@ def test_check_fails_after_a_summary_is_edited(toy):
     message = changed.stderr.strip()
     assert "\n" not in message
     assert "differs from what the saved results give" in message
-    assert "| `score.synth.B` | 0.35 |" in message and "regenerate with `mlkit report`" in message
+    # the page links summary.json and names its values' digest: an edited value shows
+    assert "'Headline figures (2, what" in message and "regenerate with `mlkit report`" in message
 
     page.unlink()
     missing = runner.invoke(cli, ["report", "--out", str(page), "--check"])
@@ -669,3 +675,39 @@ def test_the_page_reads_each_targets_comparison_frame(toy):
     write_comparison(frame, table)
     after = _section(_page(toy)[0], f"{PAPER}/table1")
     assert "0.900 ± 0.004" in after and "0.262 ± 0.004" not in after
+
+
+def _cells_over(page, words):
+    import re
+
+    return [cell for line in page.splitlines()
+            if line.startswith("|") and not line.startswith("|---")
+            for cell in re.split(r"(?<!\\)\|", line)[1:-1] if len(cell.split()) > words]
+
+
+def test_the_page_the_committed_results_give_reads_in_five_minutes(tmp_path):
+    """The page ``mlkit report`` makes from the committed results (not the committed page,
+    which may lag them): the bullets, then the summary table, no table cell over
+    CELL_WORDS words."""
+    from mlkit.report.reproduction_page import CELL_WORDS
+
+    root = Path(__file__).resolve().parents[1]
+    if not any((root / "results").glob("*/*/summary.json")):
+        pytest.skip("no committed results under results/ to build the page from")
+    page, _ = build_page(view=ResultsView(root / "results"),
+                         page_path=root / "REPRODUCTION.md")
+    assert page.index("## At a glance") < page.index("## Summary") < page.index('<a id="')
+    assert not _cells_over(page, CELL_WORDS)
+    assert "<details>" not in page          # no inlined headline figures
+
+
+def test_a_long_table_is_counted_and_linked_not_inlined(toy, monkeypatch):
+    from mlkit.report import reproduction_page
+
+    monkeypatch.setattr(reproduction_page, "INLINE_CELLS", 3)
+    table1 = _section(_page(toy)[0], f"{PAPER}/table1")
+    assert "| synth | A | score |" not in table1
+    assert ("Paper vs ours, cell by cell, in [table.md](results/reprotoy/table1/table.md): "
+            "6 paper numbers beside ours, within the paper's spread: 1 of 1 on the paper's "
+            "data; 1 of 4 on substitute data; 1 not compared.") in table1
+    assert not _cells_over(_page(toy)[0], reproduction_page.CELL_WORDS)

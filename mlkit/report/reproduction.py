@@ -82,6 +82,7 @@ class TargetReport:
     # method's numbers changed since the results were made: shown, not counted
     outdated: Optional[tuple] = None
     partial: bool = False                           # rendered with --partial (runs missing)
+    comparison: Optional[Path] = None               # its comparison.csv, when saved
 
     @property
     def cells(self):
@@ -184,6 +185,8 @@ def _target_report(target, view):
     if out is not None:
         percent = percent_quantities(spec, run_spec) if run_spec is not None else set()
         rep.tables = _tables(out, view, lines, percent)
+        if view.has(out / COMPARISON):
+            rep.comparison = out / COMPARISON
         rep.figures = [p for p in sorted(out.glob("*.png")) if view.has(p)]
     return rep
 

@@ -5,6 +5,7 @@ Everything on the page comes from the saved results and the registries, in a fix
 the page is built, so the same results give the same page everywhere.
 """
 
+import hashlib
 import json
 import os
 import re
@@ -231,6 +232,20 @@ def _glance(report):
     return [f"* {b}" for b in bullets]
 
 
+#: the most words of a claim's measured text the page shows (the rest: ``mlkit verify``)
+MEASURED_WORDS = 60
+
+
+def _measured(c, paper):
+    """A claim's measured text, cut to :data:`MEASURED_WORDS` words (``mlkit verify`` prints
+    it whole)."""
+    words = str(c.measured).split()
+    if len(words) <= MEASURED_WORDS:
+        return _md(c.measured)
+    return (_md(" ".join(words[:MEASURED_WORDS])) + f" … (in full: `mlkit verify {paper}`, "
+            f"{len(words)} words)")
+
+
 def _claims(paper, claims):
     lines = [f"### Claims (`mlkit verify {paper}`)", ""]
     if not claims:
@@ -242,7 +257,8 @@ def _claims(paper, claims):
                      "-" if d is None else d.get("status", "untested")])
     lines += _table(["claim", "verdict", "statement", "diagnosis"], rows) + [""]
     for c in claims:         # the long measured text and diagnosis below the table
-        lines += [f"* **Claim {c.number}** ({_verdict_shown(c)}). Measured: {_md(c.measured)}"]
+        lines += [f"* **Claim {c.number}** ({_verdict_shown(c)}). Measured: "
+                  f"{_measured(c, paper)}"]
         d = c.diagnosis
         if d is not None:
             targets = ", ".join(f"`{t}`" for t in d.get("targets", []))
@@ -264,6 +280,53 @@ def _cells_table(table):
                                                  "ours − paper", "allowed"], rows)
 
 
+#: a table of at most this many paper-vs-ours cells is shown on the page; a longer one is
+#: counted there and read in full in the target's table.md and comparison.csv
+INLINE_CELLS = 12
+
+
+def _cells_count(table):
+    """One line for a table too long for the page: its cells within, outside and not
+    compared against the paper's number."""
+    parts = []
+    for data, name in ((PAPER_DATA, "on the paper's data"), (SUBSTITUTE_DATA, "on substitute "
+                                                                               "data")):
+        mine = [c for c in table.cells if c.data == data and c.within is not None]
+        if mine:
+            parts.append(f"{sum(c.within for c in mine)} of {len(mine)} {name}")
+    compared = sum(c.within is not None for c in table.cells)
+    within = ("within the paper's spread: " + "; ".join(parts)) if parts else \
+        "none compared"
+    rest = len(table.cells) - compared
+    return (f"{len(table.cells)} paper numbers beside ours, {within}"
+            + (f"; {rest} not compared" if rest else "") + ".")
+
+
+def _links(t, table, page_dir):
+    """The table's Markdown file and the target's comparison.csv, as links."""
+    links = [f"[{table.path.name}]({_link(table.path, page_dir)})"]
+    if t.comparison is not None:
+        links.append(f"[{t.comparison.name}]({_link(t.comparison, page_dir)})")
+    return " and ".join(links)
+
+
+def _digest(figures):
+    """The first 12 hex digits of the SHA-256 of ``figures`` (sorted JSON): the page names
+    the headline values it does not show, so ``mlkit report --check`` sees them change."""
+    return hashlib.sha256(json.dumps(figures, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def _grouped(data):
+    """The data lines (`label` (dataset): what it is) with the datasets said alike in one
+    line: "`a`, `b` (dataset): what they are", in the order they first come."""
+    groups = {}
+    for line in data:
+        m = re.match(r"(`[^`]*`)(.*)", line)
+        label, rest = (m.group(1), m.group(2)) if m else ("", line)
+        groups.setdefault(rest, []).append(label)
+    return [", ".join(x for x in labels if x) + rest for rest, labels in groups.items()]
+
+
 def _target(t, page_dir):
     lines = [f'<a id="{_anchor(t.name)}"></a>', "",
              f"### `{t.name}`: {_md(t.title)}" if t.title else f"### `{t.name}`", ""]
@@ -283,11 +346,14 @@ def _target(t, page_dir):
                   f"[`{_link(t.out_dir, page_dir)}/`]({_link(t.out_dir, page_dir)})"
                   + (f"; full table: {tables}" if tables else "") + "." + progress, ""]
     if t.data:
-        lines += ["Data: " + "; ".join(t.data) + ".", ""]
+        lines += ["Data: " + "; ".join(_grouped(t.data)) + ".", ""]
     if t.status == NOT_RUN:
         return lines
     for table in t.tables:
-        if table.cells:
+        if len(table.cells) > INLINE_CELLS:
+            lines += [f"Paper vs ours, cell by cell, in {_links(t, table, page_dir)}: "
+                      + _cells_count(table), ""]
+        elif table.cells:
             title = f"From [{table.path.name}]({_link(table.path, page_dir)}):" \
                 if len(t.tables) > 1 else ""
             lines += ([title, ""] if title else []) + _cells_table(table) + [""]
@@ -295,22 +361,12 @@ def _target(t, page_dir):
         lines += ["The paper prints no number for this target: ours are in its table.", ""]
     for png in t.figures:
         lines += [f"![{t.name}: {png.name}]({_link(png, page_dir)})", ""]
-    if t.headline:
-        lines += ["<details><summary>Headline figures (<code>summary.json</code>, what "
-                  "<code>mlkit verify</code> and <code>mlkit regress</code> read)</summary>",
-                  ""]
-        lines += _table(["figure", "value"], [[f"`{k}`", _value(v)]
-                                             for k, v in sorted(t.headline.items())])
-        lines += ["", "</details>", ""]
+    summary = t.out_dir / "summary.json" if t.out_dir is not None else None
+    if t.headline and summary is not None:
+        lines += [f"Headline figures ({len(t.headline)}, what `mlkit verify` and `mlkit "
+                  f"regress` read): [summary.json]({_link(summary, page_dir)}), SHA-256 of "
+                  f"their values `{_digest(t.headline)}`.", ""]
     return lines
-
-
-def _value(v):
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return _md(json.dumps(v, sort_keys=True))
-    if isinstance(v, int) or float(v).is_integer():
-        return str(int(v))
-    return f"{v:.6g}"
 
 
 def _paper(r, page_dir):
@@ -343,7 +399,7 @@ def _environment(reports):
     lines = ["## Environment of the runs", ""]
     if not ran:
         return lines + ["No target has saved results yet.", ""]
-    rows, versions = [], {}
+    rows, versions, machines = [], {}, {}
     for t in ran:
         m = t.manifest
         rev = m.get("git_revision") or "-"
@@ -359,14 +415,18 @@ def _environment(reports):
             where += (f"; its runs were computed on {len(m['run_machines'])} machines "
                       "(`run_machines` in its manifest)")
         runs, run_time = _runs_and_time(m)
+        machine_no = machines.setdefault(where, len(machines) + 1)
         rows.append([f"[`{t.name}`](#{_anchor(t.name)})", _status(t), m.get("finished_at", "-"),
                      f"`{rev}`", str(runs), format_seconds(run_time) if runs else "-",
-                     format_seconds(m.get("wall_time_s")), _md(where)])
+                     format_seconds(m.get("wall_time_s")), f"M{machine_no}"])
         key = json.dumps(m.get("versions") or {}, sort_keys=True)
         versions.setdefault(key, []).append(t.name)
     lines += _table(["target", "status", "finished", "git revision", "runs",
                      "fit + predict time of its runs", "wall time of the last invocation",
                      "machine"], rows)
+    lines += ["", "Machines:", ""]
+    lines += _table(["machine", "what it was"], [[f"M{k}", _md(where)]
+                                                 for where, k in machines.items()])
     lines += ["", "Package versions:", ""]
     vrows = []
     for key, names in sorted(versions.items(), key=lambda kv: kv[1]):

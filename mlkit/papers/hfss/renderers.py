@@ -11,6 +11,7 @@ vote) test accuracy, a different quantity; the tables give both, said so in the 
 Table 3 (``hfss/table3``) averages each problem over the repetitions first, as the paper.
 """
 
+import re
 from typing import Literal
 
 import numpy as np
@@ -124,9 +125,15 @@ _TEST_COLOUR = method_colour("HFSS (bestK)")
 
 
 def _short(name, width=12):
-    """A subspace name short enough for a tick label."""
+    """A subspace name short enough for a tick label: a qualifier in parentheses goes
+    first ("LBP-59 (infrared)" -> "LBP-59"), then the name is abbreviated with a full stop
+    ("Gabor channel" -> "Gabor chann."), never after a space ("image SIFT ...")."""
     name = str(name)
-    return name if len(name) <= width else name[: width - 1] + "."
+    if len(name) > width:
+        name = re.sub(r"\s*\([^)]*\)?\s*$", "", name) or name
+    if len(name) <= width:
+        return name
+    return name[: width - 1].rstrip(" ./,-") + "."
 
 
 def _accuracy_range(axes, floor=70.0):

@@ -122,6 +122,20 @@ def _boundary_labels(base_models, feature, gap):
         g, key=lambda x: x[1]))) for g in groups]
 
 
+def _fig3_key(ax):
+    """The handles of Fig. 3's colour key: per label its training points of panel (a)
+    beside its filled region of panels (b, c), then the unlabelled points, a base model's
+    boundary and a true label boundary."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    points = dict(zip(*ax.get_legend_handles_labels()[::-1]))
+    handles = [(points[name], Patch(facecolor=colour, alpha=0.18, edgecolor=colour))
+               for name, colour in zip(list(points)[1:], LABEL_COLOURS)]
+    return handles + [points["Others"], Line2D([], [], color="k", lw=1),
+                      Line2D([], [], color="k", lw=1.2, ls="--")]
+
+
 @register_renderer("mssboost/fig3")
 @styled
 def render_fig3(result, out_dir, spec):
@@ -130,7 +144,7 @@ def render_fig3(result, out_dir, spec):
     split = make_splits(data, result.spec.protocol)[0]
     train = data.subset(split.train)
     runs = {m: _first(result.frame, m) for m in ("MSSBoost", "NSBoost")}
-    fig, axes = panel_grid(3, ncols=3, panel_height=3.4)
+    fig, axes = panel_grid(3, ncols=3, panel_height=3.8)
     mss = runs["MSSBoost"]["model"]
     ax = axes[0]
     _scatter_labels(ax, train.X, train.Y, data.label_names, size=4)
@@ -162,6 +176,11 @@ def render_fig3(result, out_dir, spec):
         err = runs[name]["metrics"]["hamming_error"]
         figures[f"error_T8.{name}"] = err
         ax.set_title(f"{tag} {name}, T = 8\n(test error {err:.3f})")
+    figure_legend(fig, handles=_fig3_key(axes[0]),
+                  labels=list(data.label_names)
+                  + ["no label", "base model boundary", "true label boundary"],
+                  ncols=6, title="label colours: training points (a), predicted regions "
+                                 "(b, c); synthetic data")
     alphas = np.asarray(mss["alphas"])
     shared = (np.abs(alphas) > 0).sum(axis=1)
     caption = _caption(result, "Filled: predicted label regions; dashed: true boundaries.")
