@@ -256,6 +256,33 @@ def test_subset_keeps_classes_and_sizes():
                          pair=["moon", "sky"])
 
 
+def test_baseline_corel10k_subsets_are_seeded_draws_with_the_readme_counts(data_mirror,
+                                                                          monkeypatch):
+    """corel10k-10 and corel10k-40 (configs/hfss/baseline.yaml): the classes are
+    sorted(default_rng(0).choice(100, K, replace=False)), as the config says, and the subset
+    holds those categories' rows with the counts of data/multiview/README.md (100 images per
+    category, label = row // 100; descriptors CSD 128, SCD 128, CLD 120, EHD 80, DCD 58)."""
+    monkeypatch.setenv("MLKIT_DATA_MIRROR", str(data_mirror))
+    cfg = yaml.safe_load((CONFIGS / "hfss" / "baseline.yaml").read_text())
+    subsets = {d["label"]: d["params"] for d in cfg["datasets"]
+               if d.get("params", {}).get("source") == "corel10k-mpeg7"}
+    assert sorted(subsets) == ["corel10k-10", "corel10k-40"]
+    full = load_dataset("corel10k-mpeg7")
+    assert len(full.y) == 10000 and np.bincount(full.y).tolist() == [100] * 100
+    for label, params in subsets.items():
+        k = int(label.rsplit("-", 1)[1])
+        drawn = sorted(np.random.default_rng(0).choice(100, k, replace=False).tolist())
+        assert params["classes"] == drawn
+        sub = load_hfss_subset(**params)
+        assert len(sub.y) == 100 * k and np.bincount(sub.y).tolist() == [100] * k
+        assert [X.shape[1] for X in sub.views] == [128, 128, 120, 80, 58]
+        rows = np.concatenate([np.arange(100 * c, 100 * (c + 1)) for c in drawn])
+        for X, X_full in zip(sub.views, full.views):
+            np.testing.assert_array_equal(X, X_full[rows])
+        # relabelled 0..K-1 in the categories' order
+        np.testing.assert_array_equal(sub.y, np.repeat(np.arange(k), 100))
+
+
 def test_goodness_normalisation_and_roughness():
     G = np.array([[0.5, 1.0, 0.75], [0.8, 0.4, 0.6]])
     np.testing.assert_allclose(normalised_goodness(G, "max"), [[0.5, 1, 0.75], [1, 0.5, 0.75]])
