@@ -68,6 +68,18 @@ def _same_bytes(a, b):
         return False
 
 
+def _file_mode(path):
+    """The permission bits ``path`` should get: those it has if it exists, else what ``open``
+    would give a new file under the process umask (``mkstemp`` makes its file 0600, which
+    would leave every result unreadable to the other users of a shared results folder)."""
+    try:
+        return Path(path).stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 @contextmanager
 def atomic_path(path):
     """Yield a temporary path beside ``path``; on success rename it onto ``path``, unless
@@ -89,6 +101,7 @@ def atomic_path(path):
         if _same_bytes(tmp, path):
             Path(tmp).unlink()
             return
+        os.chmod(tmp, _file_mode(path))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -23,6 +23,7 @@ def tiny_table2(results, tmp_path, monkeypatch):
     """configs/ with a table2.yaml shrunk to seconds: 6 labels, T=12, 2 repetitions."""
     spec = yaml.safe_load((CONFIGS / "mssboost" / "table2.yaml").read_text())
     spec.pop("quick")
+    spec["methods"] = spec["methods"][:1]             # the search as Table 2 uses it
     spec["datasets"] = [{"name": "trecvid-style", "label": "TRECVID-style", "role": "TREC",
                          "params": {"random_state": 0, "scale": 0.12, "n_labels": 6},
                          "method_params": {"*": {"gamma": 1.0, "rd": 0.3, "rf": 0.5}}}]
@@ -158,6 +159,7 @@ def test_selection_target_reads_the_records_of_the_settings_method(results, tmp_
     collection, resumable); rendering again reuses the record and prints the same table."""
     spec = yaml.safe_load((CONFIGS / "mssboost" / "selection.yaml").read_text())
     spec.pop("quick")
+    spec["methods"] = spec["methods"][:1]             # the search as Table 2 uses it
     spec["datasets"] = [{"name": "trecvid-style", "label": "TRECVID-style", "role": "TREC",
                          "params": {"random_state": 0, "scale": 0.12, "n_labels": 4}}]
     spec["methods"][0]["params"].update(
@@ -183,6 +185,29 @@ def test_selection_target_reads_the_records_of_the_settings_method(results, tmp_
     assert grid.count("TRECVID-style,MSSBoost,") >= 1          # rows up to the first pair reaching 80%
 
 
+def test_the_ablation_rule_on_subspace_row_uses_the_settings_that_search_chose():
+    """mssboost/ablation's "MSSBoost (rule on Subspace)" row runs, on every collection it
+    shares with mssboost/selection, the base rho, C, rd and rf that the selection's "Settings
+    (rule on Subspace)" run chose (copied by hand into ablation.yaml)."""
+    from mlkit.config import load_spec
+    from mlkit.experiment import manifest_records
+
+    runs = [r for r in manifest_records(CONFIGS.parent / "results" / "mssboost" / "selection")
+            if r["method"] == "Settings (rule on Subspace)"]
+    ablation = load_spec(CONFIGS / "mssboost" / "ablation.yaml")
+    by_label = {d.display: d for d in ablation.datasets}
+    method = {m.display: m for m in ablation.methods}["MSSBoost (rule on Subspace)"]
+    checked = 0
+    for rec in runs:
+        if rec["dataset"] not in by_label:
+            continue
+        chosen, p = rec["model"], by_label[rec["dataset"]].params_for(method)
+        assert (p["gamma"], p["C"], p["rd"], p["rf"]) == (
+            chosen["gamma"], chosen["C"], chosen["rd"], chosen["rf"]), rec["dataset"]
+        checked += 1
+    assert checked == len(ablation.datasets) == 3
+
+
 def test_table2_uses_the_settings_the_selection_target_chose():
     """table2.yaml's per-collection rho, C, rd, rf are the values mssboost/selection chose
     (copied by hand into the config): checked for every collection with a committed
@@ -199,6 +224,8 @@ def test_table2_uses_the_settings_the_selection_target_chose():
     by_label = {d.display: d for d in table2.datasets}
     methods = {m.display: m for m in table2.methods}
     for rec in runs:
+        if rec["method"] != "Settings":      # the rule-on-Subspace search feeds the ablation
+            continue
         chosen, ds = rec["model"], by_label[rec["dataset"]]
         base = ds.params_for(methods["Baseline"])
         assert (base["gamma"], base["C"]) == (chosen["baseline_gamma"], chosen["baseline_C"])
@@ -381,7 +408,9 @@ def test_the_intercept_row_takes_mssboosts_place_for_the_beside_verdicts():
 
 def test_every_ablation_row_changes_one_setting_of_table2s_mssboost():
     """mssboost/ablation: on every collection a row differs from Table 2's MSSBoost in at
-    most one parameter (none: the seed-noise control), and each row changes one somewhere."""
+    most one parameter (none: the seed-noise control), and each row changes one somewhere;
+    the one change of "MSSBoost (rule on Subspace)" is the model the 80% rule scores, so it
+    may move every setting that rule chooses (rd, rf, base rho and C) and nothing else."""
     from mlkit.config import load_spec
     from mlkit.papers.mssboost.ablation import _changes
 
@@ -394,7 +423,11 @@ def test_every_ablation_row_changes_one_setting_of_table2s_mssboost():
         for ds in ablation.datasets:
             mine = ds.params_for(m)
             assert set(mine) == set(ref[ds.display]), (m.display, ds.display)
-            n_changed.append(sum(ref[ds.display][k] != v for k, v in mine.items()))
+            changed = {k for k, v in mine.items() if ref[ds.display][k] != v}
+            if m.display == "MSSBoost (rule on Subspace)":
+                assert changed <= {"rd", "rf", "gamma", "C"}, (ds.display, changed)
+                changed = {"rule"} if changed else set()
+            n_changed.append(len(changed))
         assert max(n_changed) == 1, (m.display, n_changed)
     rows = dict(_changes(ablation, table2))
     assert rows["MSSBoost (rf 0.5)"]["corel5k-top39"] == "rf = 0.5 (table2: 1.0)"
