@@ -71,7 +71,7 @@ def _histograms(Y, concepts, width, rng):
     return rng.multinomial(_COUNTS, probs) / _COUNTS
 
 
-def _check(n_samples, n_labels, scale):
+def _check(n_samples, n_labels, scale, population):
     """Validate the generator's parameters."""
     if not 0 < scale <= 1:
         raise ValueError(f"scale must be in (0, 1], got {scale}")
@@ -79,9 +79,13 @@ def _check(n_samples, n_labels, scale):
         raise ValueError(f"n_labels must be in 1..{len(LSCOM_LITE_LABELS)}, got {n_labels}")
     if round(n_samples * scale) < 10:
         raise ValueError(f"n_samples * scale must be at least 10, got {n_samples} * {scale}")
+    if population is not None and population < n_samples:
+        raise ValueError(f"population must be at least n_samples (the set is the first "
+                         f"n_samples rows of the population), got {population} < {n_samples}")
 
 
-def make_trecvid_style(n_samples=_N_SAMPLES, *, n_labels=39, scale=1.0, random_state=0):
+def make_trecvid_style(n_samples=_N_SAMPLES, *, n_labels=39, scale=1.0, population=None,
+                       random_state=0):
     """A synthetic data set with the shape of the TREC collection of MSSBoost.
 
     Mimics the TRECVID-2005 development keyframes of Yan, Tesic & Smith (KDD 2007, Sec. 6.2),
@@ -120,6 +124,13 @@ def make_trecvid_style(n_samples=_N_SAMPLES, *, n_labels=39, scale=1.0, random_s
     scale : float in (0, 1], default=1.0
         Shrinks the data for tests: ``round(n_samples * scale)`` examples and every feature
         block scaled to ``max(2, round(width * scale))`` columns.
+    population : int or None, default=None
+        Draw the set as for ``population`` examples (the same ``random_state``) and keep its
+        first ``n_samples`` rows (both scaled by ``scale``): sets of growing ``n_samples``
+        with one ``population`` are nested samples of one generative model (the label and
+        concept profiles and the label frequencies are drawn once), so only the size
+        changes. The rows are exchangeable, so the first ``n_samples`` are a uniform random
+        subset. None: ``population = n_samples`` (the set itself).
     random_state : int, default=0
 
     Returns
@@ -127,18 +138,19 @@ def make_trecvid_style(n_samples=_N_SAMPLES, *, n_labels=39, scale=1.0, random_s
     MultiLabelDataset
         ``synthetic=True``; dense X, int8 Y, ``feature_groups`` with the three blocks.
     """
-    _check(n_samples, n_labels, scale)
+    _check(n_samples, n_labels, scale, population)
     rng = np.random.default_rng(random_state)
     n = int(round(n_samples * scale))
-    Y, concepts = _labels(n, n_labels, rng)
+    n_drawn = n if population is None else int(round(population * scale))
+    Y, concepts = _labels(n_drawn, n_labels, rng)
     blocks, groups, start = [], {}, 0
     for block, width in TRECVID_FEATURE_BLOCKS:
         width = max(2, int(round(width * scale)))
-        blocks.append(_histograms(Y, concepts, width, rng))
+        blocks.append(_histograms(Y, concepts, width, rng)[:n])
         groups[block] = slice(start, start + width)
         start += width
     return MultiLabelDataset(
-        name="trecvid-style", X=np.hstack(blocks), Y=Y,
+        name="trecvid-style", X=np.hstack(blocks), Y=Y[:n],
         label_names=list(LSCOM_LITE_LABELS[:n_labels]),
         feature_names=[f"{block}_{j}" for block, s in groups.items()
                        for j in range(s.stop - s.start)],

@@ -465,9 +465,12 @@ class _SubspaceEnsemble(MultiLabelClassifier):
             self.fit_profile_cpu_[part] += time.process_time() - cpu
 
     def run_record_extras(self):
-        """Fitted facts for the run record: base models, model size, fit-time profile."""
+        """Fitted facts for the run record: base models, model size (in all and of each
+        selected model, in order: the prediction cost of the first t models), fit-time
+        profile."""
         check_is_fitted(self)
         out = {**super().run_record_extras(),
+               "model_sizes": [h.size for h in self.estimators_],
                "fit_profile_s": {k: round(v, 4) for k, v in self.fit_profile_.items()},
                "fit_cpu_s": round(self.fit_profile_cpu_["total"], 4)}
         if self.base_learner == "stump":        # small enough to keep: fig3 redraws them
