@@ -282,8 +282,8 @@ def make_shared_concepts(n_samples=1000, *, n_features=30, n_labels=12, n_concep
                          cooccurrence=0.5, noise=0.3, positive_rate=0.2, random_state=0):
     """Labels in groups that share a latent concept, with a settable co-occurrence strength.
 
-    X ~ N(0, I) in ``n_features`` dimensions. Concept k has a score c_k(x) = |u_k . x| and
-    label l, of group k(l) = l mod ``n_concepts``, a private score p_l(x) = |v_l . x| (u, v
+    X ~ N(0, I) in ``n_features`` dimensions. Concept k has a score ``c_k(x) = |u_k . x|`` and
+    label l, of group k(l) = l mod ``n_concepts``, a private score ``p_l(x) = |v_l . x|`` (u, v
     random unit directions: every score is a slab, not a half-space, so an RBF SVM is the
     right learner). Label l is positive for the ``positive_rate`` share of the examples
     with the largest
