@@ -70,7 +70,7 @@ def test_method_params_star_never_overrides_an_explicit_or_set_parameter():
 def test_label_ap_with_undefined_labels():
     import numpy as np
 
-    from mlkit.papers.mssboost.real import _label_ap
+    from mlkit.papers.mssboost.renderers.real import _label_ap
 
     ap = _label_ap([{"label_ap": [0.5, None]}, {"label_ap": [0.7, 0.2]}])
     np.testing.assert_allclose(ap, [0.6, 0.2])

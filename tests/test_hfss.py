@@ -457,7 +457,7 @@ def test_registered():
 def test_synthetic_generator_has_the_papers_layout():
     from scipy.stats import f_oneway
 
-    from mlkit.datasets.hfss_synthetic import HFSS_CLASSES, make_hfss_synthetic
+    from mlkit.papers.hfss.data import HFSS_CLASSES, make_hfss_synthetic
 
     data = make_hfss_synthetic(random_state=1)
     assert data.synthetic is True and len(data.y) == 14267

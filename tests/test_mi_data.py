@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 import mlkit.datasets.mi_catalog as mi_catalog
 import mlkit.datasets.mi_formats as mi_formats
+import mlkit.papers.sparsemi.data as sparsemi_data
 from mlkit._errors import DataError
 from mlkit.cli import cli
 from mlkit.datasets import _fetch, verify_dataset
@@ -397,8 +398,8 @@ def test_cli_data_info_on_a_users_file(tmp_path):
 
 
 # -- the Fig. 2 generators -------------------------------------------------------------------
-@pytest.mark.parametrize("make", [mi_catalog.make_sparsemi_binary,
-                                  mi_catalog.make_sparsemi_3class])
+@pytest.mark.parametrize("make", [sparsemi_data.make_sparsemi_binary,
+                                  sparsemi_data.make_sparsemi_3class])
 def test_generators_are_deterministic_and_registered(make):
     a, b, c = make(random_state=3), make(random_state=3), make(random_state=4)
     np.testing.assert_array_equal(a.instances, b.instances)
@@ -415,7 +416,7 @@ def test_generators_are_deterministic_and_registered(make):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_binary_generator_centre_versus_ring(seed):
-    d = mi_catalog.make_sparsemi_binary(random_state=seed)
+    d = sparsemi_data.make_sparsemi_binary(random_state=seed)
     assert np.bincount(d.y).tolist() == [20, 20]
     centre = d.instance_labels.astype(bool)
     radius = np.linalg.norm(d.instances, axis=1)
@@ -429,7 +430,7 @@ def test_binary_generator_centre_versus_ring(seed):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_3class_generator_follows_the_paper(seed):
-    d = mi_catalog.make_sparsemi_3class(random_state=seed)
+    d = sparsemi_data.make_sparsemi_3class(random_state=seed)
     means = np.array([[-2, 2], [2, 2], [2, -2], [-2, -2]])
     dist = np.linalg.norm(d.instances[:, None, :] - means[None], axis=2)
     component = dist.argmin(axis=1)

@@ -4,8 +4,8 @@ the config (Table 2's TRECVID-style settings at every N)."""
 import numpy as np
 import pytest
 
-from mlkit.datasets.trecvid import make_trecvid_style
-from mlkit.papers.mssboost.scaling import cost_model, loglog_slope
+from mlkit.papers.mssboost.data import make_trecvid_style
+from mlkit.papers.mssboost.renderers.scaling import cost_model, loglog_slope
 
 from .conftest import CONFIGS
 

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from mlkit.cli import cli
 from mlkit.runner.result import runs_frame
-from mlkit.papers.mssboost.real import (best_on_frequent_sharing_labels,
-                                        borrowing_follows_cooccurrence,
-                                        first_models_are_general)
+from mlkit.papers.mssboost.claims import (best_on_frequent_sharing_labels,
+                                          borrowing_follows_cooccurrence,
+                                          first_models_are_general)
 
 from .conftest import CONFIGS, assert_comparison_matches_tables
 
@@ -278,7 +278,7 @@ def test_the_optional_approximations_are_off_by_default():
 def test_grid_edges_name_every_choice_at_an_end_of_its_grid():
     """The selection table's edge note: a chosen rho or C at the low or high end of a grid
     of 3+ values is named; inside values and 2-value grids are not."""
-    from mlkit.papers.mssboost.real import _grid_edges
+    from mlkit.papers.mssboost.renderers.real import _grid_edges
 
     rec = {"model": {"baseline_gamma": 0.005, "baseline_C": 10.0, "gamma": 0.5, "C": 1.0},
            "params": {"gamma_grid": [0.005, 0.05, 0.5], "C_grid": [1.0, 10.0],
@@ -315,7 +315,7 @@ def test_claim_1_pairs_the_runs_split_by_split():
     p-values (the split-to-split spread, 0.05, dwarfs the differences, ~0.01)."""
     from scipy import stats
 
-    from mlkit.papers.mssboost.real import claim_1
+    from mlkit.papers.mssboost.claims import claim_1
 
     offsets = {"Baseline": 0.0, "Bagging": -0.001, "Subspace": -0.08, "RSBag": -0.02,
                "NSBoost": -0.012, "MSSBoost": 0.01}
@@ -364,7 +364,7 @@ def _timed(method, repeat, fit_cpu=None, cpu=None, predict=1.0, stages=None, ap=
 
 
 def test_training_speed_is_the_median_of_per_split_cpu_ratios():
-    from mlkit.papers.mssboost.real import fit_cpu_seconds, split_ratios
+    from mlkit.papers.mssboost.renderers.real import fit_cpu_seconds, split_ratios
 
     # an old record without the estimator's own count: not measured (never a wall time)
     assert np.isnan(fit_cpu_seconds(_timed("Baseline", 0, cpu=12.0, predict=2.0)))
@@ -379,7 +379,7 @@ def test_training_speed_is_the_median_of_per_split_cpu_ratios():
 
 
 def test_prediction_speedups_are_per_split_at_the_mean_curves_level():
-    from mlkit.papers.mssboost.real import prediction_speedups
+    from mlkit.papers.mssboost.renderers.real import prediction_speedups
 
     base = [_timed("Baseline", r, fit_cpu=1.0, predict=p, ap=0.5)
             for r, p in enumerate([10.0, 20.0, 40.0])]
@@ -395,7 +395,7 @@ def test_prediction_speedups_are_per_split_at_the_mean_curves_level():
 
 
 def test_the_intercept_row_takes_mssboosts_place_for_the_beside_verdicts():
-    from mlkit.papers.mssboost.real import INTERCEPT, _with_intercept_as_mssboost
+    from mlkit.papers.mssboost.claims import INTERCEPT, _with_intercept_as_mssboost
 
     recs = [_timed("MSSBoost", 0, ap=0.1), _timed(INTERCEPT, 0, ap=0.2),
             _timed("RSBag", 0, ap=0.3)]
@@ -412,7 +412,7 @@ def test_every_ablation_row_changes_one_setting_of_table2s_mssboost():
     the one change of "MSSBoost (rule on Subspace)" is the model the 80% rule scores, so it
     may move every setting that rule chooses (rd, rf, base rho and C) and nothing else."""
     from mlkit.config import load_spec
-    from mlkit.papers.mssboost.ablation import _changes
+    from mlkit.papers.mssboost.renderers.ablation import _changes
 
     table2 = load_spec(CONFIGS / "mssboost" / "table2.yaml")
     ablation = load_spec(CONFIGS / "mssboost" / "ablation.yaml")
@@ -438,7 +438,7 @@ def test_every_ablation_row_changes_one_setting_of_table2s_mssboost():
 def test_ablation_rows_pair_each_row_with_table2s_runs_split_by_split():
     from scipy import stats
 
-    from mlkit.papers.mssboost.ablation import ablation_rows
+    from mlkit.papers.mssboost.renderers.ablation import ablation_rows
 
     rng = np.random.default_rng(0)
     base = rng.uniform(0.2, 0.3, 6)

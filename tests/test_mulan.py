@@ -16,11 +16,10 @@ from sklearn.svm import SVC
 
 import mlkit.datasets.mulan  # noqa: F401  (registers the "mulan" format)
 import mlkit.datasets.mulan_catalog as catalog
-import mlkit.datasets.trecvid  # noqa: F401  (registers "trecvid-style")
 from mlkit._errors import DataError
 from mlkit.cli import cli
 from mlkit.datasets.mulan import find_label_xml, read_mulan
-from mlkit.datasets.trecvid import LSCOM_LITE_LABELS, make_trecvid_style
+from mlkit.papers.mssboost.data import LSCOM_LITE_LABELS, make_trecvid_style
 from mlkit.registry import DATASETS, FORMATS
 
 # -- hand-written files ------------------------------------------------------------------------

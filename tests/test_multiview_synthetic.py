@@ -5,7 +5,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_score
 
-from mlkit.datasets.emotions_views import load_emotions_views
+from mlkit.papers.lm3fe.data import load_emotions_views
 from mlkit.datasets.multiview_synthetic import make_multiview_synthetic
 from mlkit.registry import DATASETS
 

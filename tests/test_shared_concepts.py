@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mlkit.datasets import load_dataset
-from mlkit.datasets.shared_concepts import make_shared_concepts, within_group_phi
+from mlkit.papers.mssboost.data import make_shared_concepts, within_group_phi
 
 
 def test_positive_rate_is_exact_and_the_data_are_labelled_synthetic():
@@ -56,7 +56,7 @@ def test_bad_parameters_say_which(kw, match):
 
 
 def test_paired_gap_is_the_mean_of_the_per_split_differences():
-    from mlkit.papers.mssboost.sharing import paired_gap
+    from mlkit.papers.mssboost.renderers.sharing import paired_gap
     from mlkit.runner.result import runs_frame
     from mlkit.stats import mean_confidence_interval
 

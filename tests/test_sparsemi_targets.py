@@ -13,8 +13,8 @@ from scipy import stats
 from mlkit.cli import cli
 from mlkit.datasets import load_dataset
 from mlkit.methods.mi import SparseMI
-from mlkit.papers.sparsemi.figures import (bag_features, make_sparsemi_toy, recorded_scores,
-                                           toy_xvs)
+from mlkit.papers.sparsemi.data import make_sparsemi_toy
+from mlkit.papers.sparsemi.renderers import bag_features, recorded_scores, toy_xvs
 
 from .conftest import CONFIGS, assert_comparison_matches_tables
 

@@ -1,12 +1,14 @@
 """Data containers, loaders and generators; ``mlkit.registry.DATASETS`` maps names to them.
 
 Each loader and reader module registers its datasets and formats itself; the registry
-imports every module of this package (no list to edit when a reader is added).
+imports every module of this package (no list to edit when a reader is added). The readers
+here are shared: a paper's own generators and loaders live in its folder
+(``mlkit/papers/<paper>/data.py``); :func:`make_mssboost_synthetic` is still importable from
+here.
 """
 
 from ._containers import MultiInstanceDataset, MultiLabelDataset, MultiViewDataset, Views
 from .catalog import describe, fetch_dataset, register_dataset, verify_dataset
-from .synthetic import make_mssboost_synthetic
 
 __all__ = ["MultiLabelDataset", "MultiInstanceDataset", "MultiViewDataset", "Views",
            "load_dataset", "make_mssboost_synthetic", "describe", "fetch_dataset",
@@ -34,3 +36,13 @@ def load_dataset(name=None, *, path=None, format=None, params=None, test_path=No
         if isinstance(exc, DataError):
             raise
         raise DataError(f"{test_path}: {exc}") from None
+
+
+def __getattr__(name):
+    # the former home of MSSBoost's generator, imported on first use (mlkit.papers imports
+    # mlkit.datasets, never the other way round at import time)
+    if name == "make_mssboost_synthetic":
+        from ..papers.mssboost.data import make_mssboost_synthetic
+
+        return make_mssboost_synthetic
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

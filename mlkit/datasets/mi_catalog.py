@@ -1,4 +1,4 @@
-"""The multi-instance (MI) sets of SparseMI (Fu et al., TNNLS 2013): real benchmarks and Fig. 2.
+"""The multi-instance (MI) sets of SparseMI (Fu et al., TNNLS 2013): the real benchmarks.
 
 Real sets (``synthetic=False``) are fetched by SHA-256 (see :mod:`mlkit.datasets._fetch`),
 parsed with the readers of :mod:`mlkit.datasets.mi_formats`, and checked against the counts
@@ -6,7 +6,8 @@ published in the data README (``shared/data/mi/README.md``): bags, bags per clas
 instances and dimension. A mismatch is a :class:`~mlkit._errors.DataError` giving the
 expected and the actual numbers.
 
-The two 2-D synthetic problems of Fig. 2 are generators (``synthetic=True``).
+The paper's generated data (the toy of Fig. 1, the two 2-D problems of Fig. 2) are its own:
+:mod:`mlkit.papers.sparsemi.data`.
 
 References
 ----------
@@ -21,16 +22,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._errors import DataError
-from ._containers import MultiInstanceDataset
 from ._fetch import RemoteFile, fetch
 from .catalog import register_dataset
 from .mi_formats import read_corel_csv, read_mil_csv, read_mill, read_musk
 
 __all__ = [
     "load_musk1", "load_musk2", "load_corel20", "load_corel10", "load_corel_african",
-    "load_corel_dogs", "load_corel_beach", "load_tst", "make_sparsemi_binary",
-    "make_sparsemi_3class", "COREL_CATEGORIES", "MI_COUNTS", "MICounts",
-    "SPARSEMI_3CLASS_MEANS", "SPARSEMI_3CLASS_SIGMA",
+    "load_corel_dogs", "load_corel_beach", "load_tst", "COREL_CATEGORIES", "MI_COUNTS",
+    "MICounts",
 ]
 
 # Raw downloads pinned to the commits named in the data README (shared/data/mi/README.md).
@@ -357,124 +356,6 @@ def load_tst(k, *, data_home=None):
                    _BINARY)
 
 
-# -- Fig. 2 synthetic problems -----------------------------------------------------------------
-#: Centres of the four Gaussians of Fig. 2(b), Sec. V-A of [1]: mu_1 .. mu_4.
-SPARSEMI_3CLASS_MEANS = np.array([[-2.0, 2.0], [2.0, 2.0], [2.0, -2.0], [-2.0, -2.0]])
-#: Their common standard deviation, sigma = 0.25 (Sec. V-A of [1]).
-SPARSEMI_3CLASS_SIGMA = 0.25
-
-
-def _check_generator_args(n_bags_per_class, bag_size):
-    """ValueError for a non-positive bag count or an empty or invalid bag-size range."""
-    if int(n_bags_per_class) < 1:
-        raise ValueError(f"n_bags_per_class must be at least 1, got {n_bags_per_class}")
-    low, high = bag_size
-    if not 1 <= low <= high:
-        raise ValueError(f"bag_size must be (low, high) with 1 <= low <= high, got {bag_size}")
-
-
-def _witness_layout(rng, y, bag_size, has_witness):
-    """Bag offsets and, per instance, whether it is a witness (shuffled within its bag).
-
-    A bag of class c with ``has_witness[c]`` holds 1..ceil(n_b / 2) witnesses (uniform).
-    """
-    sizes = rng.integers(bag_size[0], bag_size[1] + 1, len(y))
-    n_witness = np.where(has_witness[y], rng.integers(1, (sizes + 1) // 2 + 1), 0)
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    bag_of = np.repeat(np.arange(len(y)), sizes)
-    rank = np.arange(offsets[-1]) - offsets[bag_of]
-    witness = rank < n_witness[bag_of]
-    shuffle = np.lexsort((rng.random(offsets[-1]), bag_of))
-    return offsets, bag_of, witness[shuffle]
-
-
-def make_sparsemi_binary(n_bags_per_class=20, *, bag_size=(2, 8), radius=2.0, sigma=0.25,
-                         random_state=0):
-    """The binary 2-D MI problem of SparseMI's Fig. 2(a) (Fu et al. 2013, Sec. V-A) [1]_.
-
-    The paper: "each positive bag contains at least one instance in the center, whereas
-    each negative bag contains only instances on the surrounding circle"; a single
-    expansion vector at the centre separates the classes. It gives no counts, bag sizes or
-    radius, so those are reconstructed (our choices, the defaults): ``n_bags_per_class``
-    positive then as many negative bags, bag sizes uniform in ``bag_size``, a positive bag
-    holding 1..ceil(n_b / 2) centre instances drawn from N(0, sigma^2 I) at random
-    positions; every other instance lies on the circle of radius ``radius`` (uniform angle,
-    radial noise N(0, sigma^2)).
-
-    Parameters
-    ----------
-    n_bags_per_class : int, default=20
-    bag_size : (int, int), default=(2, 8)
-        Smallest and largest bag size.
-    radius : float, default=2.0
-    sigma : float, default=0.25
-        Spread of the centre cluster and of the ring.
-    random_state : int, default=0
-
-    Returns
-    -------
-    MultiInstanceDataset
-        ``synthetic=True``; ``y`` 1 for positive bags; ``instance_labels`` 1 for centre
-        instances, 0 for ring instances.
-    """
-    _check_generator_args(n_bags_per_class, bag_size)
-    rng = np.random.default_rng(random_state)
-    y = np.repeat([1, 0], int(n_bags_per_class))
-    offsets, _, centre = _witness_layout(rng, y, bag_size, np.array([False, True]))
-    n = offsets[-1]
-    angle = rng.uniform(0.0, 2 * np.pi, n)
-    ring = (radius + sigma * rng.standard_normal(n))[:, None] * np.column_stack(
-        [np.cos(angle), np.sin(angle)])
-    X = np.where(centre[:, None], sigma * rng.standard_normal((n, 2)), ring)
-    return MultiInstanceDataset(
-        name="sparsemi-binary", instances=X, offsets=offsets, y=y,
-        instance_labels=centre.astype(np.int64), class_names=list(_BINARY), synthetic=True,
-        source="SparseMI Fig. 2(a)-style generator (Fu et al. 2013, Sec. V-A), reconstructed",
-        descr=make_sparsemi_binary.__doc__)
-
-
-def make_sparsemi_3class(n_bags_per_class=20, *, bag_size=(2, 8), random_state=0):
-    """The 3-class 2-D MI problem of SparseMI's Fig. 2(b) (Fu et al. 2013, Sec. V-A) [1]_.
-
-    As in the paper, instances come from four Gaussians N(mu_i, sigma^2 I) with
-    mu_1 = (-2, 2), mu_2 = (2, 2), mu_3 = (2, -2), mu_4 = (-2, -2) and sigma = 0.25
-    (:data:`SPARSEMI_3CLASS_MEANS`); bags of class 3 hold only instances from mu_2 and
-    mu_4, each bag of class 1 at least one from mu_1 and each bag of class 2 at least one
-    from mu_3, so two expansion vectors, at mu_1 and mu_3, suffice. Reconstructed (the
-    paper gives none of them): the bag counts, bag sizes uniform in ``bag_size``, 1..ceil(
-    n_b / 2) witnesses per class-1/2 bag, and the other instances drawn from mu_2 or mu_4
-    with equal probability.
-
-    Parameters
-    ----------
-    n_bags_per_class : int, default=20
-    bag_size : (int, int), default=(2, 8)
-    random_state : int, default=0
-
-    Returns
-    -------
-    MultiInstanceDataset
-        ``synthetic=True``; ``y`` 0, 1, 2 for the paper's classes 1, 2, 3;
-        ``instance_labels`` 0 (from mu_1), 1 (from mu_3) or 2 (from mu_2 or mu_4).
-    """
-    _check_generator_args(n_bags_per_class, bag_size)
-    rng = np.random.default_rng(random_state)
-    y = np.repeat([0, 1, 2], int(n_bags_per_class))
-    offsets, bag_of, witness = _witness_layout(rng, y, bag_size, np.array([True, True, False]))
-    n = offsets[-1]
-    background = rng.choice([1, 3], size=n)  # mu_2 or mu_4
-    # witnesses of class 1 come from mu_1, of class 2 from mu_3 (class 3 has none)
-    component = np.where(witness, np.array([0, 2, 0])[y[bag_of]], background)
-    X = SPARSEMI_3CLASS_MEANS[component] + SPARSEMI_3CLASS_SIGMA * rng.standard_normal((n, 2))
-    instance_labels = np.select([component == 0, component == 2], [0, 1], default=2)
-    return MultiInstanceDataset(
-        name="sparsemi-3class", instances=X, offsets=offsets, y=y,
-        instance_labels=instance_labels, class_names=["class 1", "class 2", "class 3"],
-        synthetic=True,
-        source="SparseMI Fig. 2(b)-style generator (Fu et al. 2013, Sec. V-A), reconstructed",
-        descr=make_sparsemi_3class.__doc__)
-
-
 # -- registration ------------------------------------------------------------------------------
 def _register_real(name, loader, files, summary):
     """Register a real MI set with its files and published counts."""
@@ -500,9 +381,3 @@ for _k in _TST:
     _register_real(f"tst{_k}", functools.partial(load_tst, _k), [_TST[_k]],
                    f"TST{_k} TREC9 text (Andrews et al. 2002): 400 bags, sparse ~66k-D")
 del _k
-register_dataset("sparsemi-binary", make_sparsemi_binary, kind="multi-instance",
-                 synthetic=True, paper="sparsemi",
-                 summary="SparseMI Fig. 2(a)-style 2-D binary MI: centre vs ring (Fu et al. 2013)")
-register_dataset("sparsemi-3class", make_sparsemi_3class, kind="multi-instance",
-                 synthetic=True, paper="sparsemi",
-                 summary="SparseMI Fig. 2(b)-style 2-D 3-class MI: 4 Gaussians (Fu et al. 2013)")

@@ -16,14 +16,14 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator
 from scipy import stats as sps
 
-from ...methods._sampling import n_subspace_features
-from ...report import format_mean_ci, write_table
-from ...report.style import (DOUBLE_COLUMN, figure_legend, method_colour, panel_grid,
+from ....methods._sampling import n_subspace_features
+from ....report import format_mean_ci, write_table
+from ....report.style import (DOUBLE_COLUMN, figure_legend, method_colour, panel_grid,
                              paper_kw, save_styled, styled)
-from ...report.summaries import mean_curves
-from ...runner.result import runs_of
-from ...stats import run_values
-from ...targets import Rendered, register_renderer
+from ....report.summaries import mean_curves
+from ....runner.result import runs_of
+from ....stats import run_values
+from ....targets import Rendered, register_renderer
 from .real import _mean_metric, _median, _models_to_reach, fit_cpu_seconds, split_ratios
 
 #: the cost ratios the target reports (Baseline's / MSSBoost's), by name: a function of a run

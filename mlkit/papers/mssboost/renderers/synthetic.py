@@ -1,4 +1,4 @@
-"""MSSBoost on its synthetic set: targets fig1, fig3, fig4 and claim 3.
+"""MSSBoost on its synthetic set: targets fig1, fig3 and fig4.
 
 Each render function turns the records of :func:`mlkit.experiment.run` into the paper's
 artifact, the paper's numbers beside ours, and returns its headline figures.
@@ -9,18 +9,15 @@ import pandas as pd
 from matplotlib.patches import Ellipse, Rectangle
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...datasets.synthetic import MSSBOOST_SYNTHETIC_BOXES, MSSBOOST_SYNTHETIC_REGIONS
-from ...experiment import make_splits
-from ...metrics import mean_confidence_interval
-from ...report import format_mean_ci, write_table
-from ...report.style import SINGLE_COLUMN, figure_legend, panel_grid, save_styled, styled
-from ...report.summaries import mean_curves, plot_curves
-from ...runner.result import runs_of
-from ...targets import (Rendered, read_summary, register_renderer, resolve_target,
-                        saved_results, target_spec)
-from ...verify import ClaimResult, register_claim
+from ....experiment import make_splits
+from ....metrics import mean_confidence_interval
+from ....report import format_mean_ci, write_table
+from ....report.style import SINGLE_COLUMN, figure_legend, panel_grid, save_styled, styled
+from ....report.summaries import mean_curves, plot_curves
+from ....runner.result import runs_of
+from ....targets import Rendered, register_renderer
+from ..data import MSSBOOST_SYNTHETIC_BOXES, MSSBOOST_SYNTHETIC_REGIONS
 
-PAPER = "mssboost"
 LABEL_COLOURS = ("tab:red", "tab:blue", "tab:green")
 
 
@@ -253,46 +250,3 @@ def render_fig4(result, out_dir, spec):
     text = write_table(table, out_dir, f"Fig. 4: test Hamming error (paper vs ours); 'models to "
                        f"best' = first T within {tol} of the curve's minimum. {caption}")
     return Rendered(text, figures, files + [out_dir / "table.md"])
-
-
-
-def _claim_3_verdict(figs, th, mss):
-    """(passed, text) of claim 3 from fig4's summary figures, with ``mss`` (the literal
-    MSSBoost row or the intercept row) as MSSBoost."""
-    reach = {m: figs[f"models_to_best.{k}"] for m, k in (("MSSBoost", mss),
-                                                        ("NSBoost", "NSBoost"),
-                                                        ("RSBag", "RSBag"))}
-    at5 = {m: figs[f"error@5.{k}"] for m, k in (("MSSBoost", mss), ("NSBoost", "NSBoost"),
-                                               ("RSBag", "RSBag"))}
-    passed = (reach["MSSBoost"] <= th["mssboost_max_models"]
-              and reach["NSBoost"] >= th["nsboost_min_models"]
-              and (reach["RSBag"] >= th["rsbag_min_models"] or reach["RSBag"] > reach["NSBoost"])
-              and at5["MSSBoost"] < min(at5["NSBoost"], at5["RSBag"]))
-    text = (f"models to best error: MSSBoost {reach['MSSBoost']} (paper ~5), NSBoost "
-            f"{reach['NSBoost']} (paper >= 12), RSBag {reach['RSBag']} (paper > 20); "
-            f"error at 5 models: MSSBoost {at5['MSSBoost']:.3f}, NSBoost "
-            f"{at5['NSBoost']:.3f}, RSBag {at5['RSBag']:.3f}")
-    return bool(passed), text
-
-
-@register_claim(PAPER, 3, "Synthetic: MSSBoost reaches its best error with ~5 models, NSBoost "
-                "needs >= 12, RSBag not within 20")
-def claim_3():
-    """Pass when MSSBoost reaches its best within ``mssboost_max_models`` models, NSBoost
-    needs at least ``nsboost_min_models``, RSBag does not within ``rsbag_min_models`` or
-    needs more than NSBoost, and MSSBoost's error at 5 models beats both others' (the
-    thresholds are fig4.yaml's ``thresholds:``)."""
-    target = resolve_target(f"{PAPER}/fig4")
-    records, out_dir, quick = saved_results(target)
-    if records is None:
-        return ClaimResult(None, "no saved results: run `mlkit reproduce mssboost/fig4` "
-                                 "(or with --quick) first")
-    th = target_spec(target)[0].thresholds
-    figs = read_summary(out_dir)["figures"]
-    passed, measured = _claim_3_verdict(figs, th, "MSSBoost")
-    intercept = "MSSBoost (intercept)"
-    if f"models_to_best.{intercept}" in figs:
-        ok_i, text_i = _claim_3_verdict(figs, th, intercept)
-        measured += f" || {intercept} in MSSBoost's place: {'PASS' if ok_i else 'FAIL'}: {text_i}"
-    measured += f" [{'quick' if quick else 'full'} results in {out_dir}]"
-    return ClaimResult(bool(passed), measured)

@@ -4,10 +4,10 @@ MSSBoost on the same splits (``mssboost/ablation``; no table of the paper)."""
 
 import pandas as pd
 
-from ...report import format_mean_ci, write_table
-from ...stats import run_values
-from ...targets import Rendered, register_renderer, resolve_target, saved_results, target_spec
-from ...runner.result import runs_frame, runs_of
+from ....report import format_mean_ci, write_table
+from ....stats import run_values
+from ....targets import Rendered, register_renderer, resolve_target, saved_results, target_spec
+from ....runner.result import runs_frame, runs_of
 from .real import INTERCEPT, _caption, _mean_metric, _paired
 
 #: the reference row (Table 2's literal MSSBoost) and the table2 row that is an ablation too

@@ -1,4 +1,4 @@
-"""SparseMI figures: Fig. 1 (label-mean bag features of a toy problem), Fig. 2 (XVs moving
+"""SparseMI renderers: Fig. 1 (label-mean bag features of a toy problem), Fig. 2 (XVs moving
 from poor starting points on the two synthetic problems) and Fig. 3 (initialisation schemes
 with and without optimisation, bars).
 
@@ -15,8 +15,6 @@ from matplotlib.ticker import EngFormatter
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...datasets._containers import MultiInstanceDataset
-from ...datasets.catalog import register_dataset
 from ...experiment import folds_per_repeat
 from ...kernels import rbf_kernel
 from ...report import write_table
@@ -25,56 +23,6 @@ from ...report.style import (OKABE_ITO, figure_legend, legend_cell, method_colou
                              panel_grid, paper_kw, save_styled, styled)
 from ...report.generic import MetricTableOptions, metric_rows, over_runs, row_values
 from ...targets import Rendered, register_renderer
-
-PAPER = "sparsemi"
-
-
-# -- the Fig. 1 toy data ------------------------------------------------------------------
-def make_sparsemi_toy(n_bags_per_class=10, *, bag_size=3, random_state=0):
-    """The toy MI problem of SparseMI's Fig. 1 (Fu et al. 2013, Sec. III) [1]_.
-
-    The paper: 10 positive and 10 negative bags of 3 instances in 2-D, each positive bag
-    with 1 positive and 2 negative instances, the instances linearly separable; it gives no
-    coordinates, so they are generated here (our choice, seeded): positive instances from
-    N((1.5, 1.5), 0.35^2 I), negative instances from N((-1, -1), 0.7^2 I) rejected unless
-    x_1 + x_2 < 0.5 (the positives are redrawn until x_1 + x_2 > 1.5), so the line
-    x_1 + x_2 = 1 separates the instances.
-
-    Returns
-    -------
-    MultiInstanceDataset
-        ``y`` 1 for positive bags; ``instance_labels`` 1 for the positive instances.
-    """
-    rng = np.random.default_rng(random_state)
-
-    def draw(n, mean, sd, keep):
-        out = np.empty((0, 2))
-        while len(out) < n:
-            x = rng.normal(mean, sd, size=(2 * n, 2))
-            out = np.vstack([out, x[keep(x)]])
-        return out[:n]
-
-    n_bags = 2 * n_bags_per_class
-    n_pos = n_bags_per_class
-    pos = draw(n_pos, 1.5, 0.35, lambda x: x.sum(axis=1) > 1.5)
-    neg = draw(n_bags * bag_size - n_pos, -1.0, 0.7, lambda x: x.sum(axis=1) < 0.5)
-    X = np.empty((n_bags * bag_size, 2))
-    labels = np.zeros(n_bags * bag_size, dtype=np.int64)
-    first = np.arange(n_pos) * bag_size                   # instance 0 of each positive bag
-    X[first], labels[first] = pos, 1
-    rest = np.setdiff1d(np.arange(len(X)), first)
-    X[rest] = neg
-    y = np.repeat([1, 0], n_bags_per_class)
-    return MultiInstanceDataset(
-        name="sparsemi-toy", instances=X, offsets=np.arange(n_bags + 1) * bag_size, y=y,
-        instance_labels=labels, class_names=["negative", "positive"], synthetic=True,
-        source="SparseMI Fig. 1-style toy generator (Fu et al. 2013, Sec. III), reconstructed",
-        descr=make_sparsemi_toy.__doc__)
-
-
-register_dataset("sparsemi-toy", make_sparsemi_toy, kind="multi-instance", synthetic=True,
-                 paper=PAPER, summary="SparseMI Fig. 1 toy: 10+10 bags of 3 2-D instances "
-                                      "(Fu et al. 2013)")
 
 
 # -- Fig. 1 -------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""``emotions-views``: Mulan's emotions set as two modalities, LM3FE's stand-in for MIR Flickr.
+"""LM3FE's own data: ``emotions-views``, Mulan's emotions set as two modalities, its stand-in
+for MIR Flickr (the paper's NUS-WIDE and MIR Flickr readers, and the real sets that play
+NUS-WIDE's role, are shared readers of :mod:`mlkit.datasets`).
 
 LM3FE (Luo et al., TIP 2016) evaluates multi-label multi-modal feature extraction on MIR
 Flickr 25k (38 concepts; SIFT, GIST and tag modalities), whose features are not public in
@@ -14,10 +16,10 @@ predefined split (391 training, 202 test clips) is kept in ``splits``.
 
 import numpy as np
 
-from .._errors import DataError
-from ._containers import MultiViewDataset
-from .catalog import register_dataset
-from .mulan_catalog import EMOTIONS_FILES, load_emotions
+from ..._errors import DataError
+from ...datasets._containers import MultiViewDataset
+from ...datasets.catalog import register_dataset
+from ...datasets.mulan_catalog import EMOTIONS_FILES, load_emotions
 
 __all__ = ["load_emotions_views", "EMOTIONS_VIEWS"]
 

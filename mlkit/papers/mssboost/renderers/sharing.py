@@ -8,13 +8,13 @@ import inspect
 import numpy as np
 import pandas as pd
 
-from ...datasets.shared_concepts import make_shared_concepts, within_group_phi
-from ...report import format_mean_ci, write_table
-from ...report.style import (SINGLE_COLUMN, figure_legend, method_colour, panel_grid,
-                             save_styled, styled)
-from ...stats import mean_confidence_interval, run_values
-from ...targets import Rendered, register_renderer
-from ...runner.result import runs_of
+from ....report import format_mean_ci, write_table
+from ....report.style import (SINGLE_COLUMN, figure_legend, method_colour, panel_grid,
+                              save_styled, styled)
+from ....stats import mean_confidence_interval, run_values
+from ....targets import Rendered, register_renderer
+from ....runner.result import runs_of
+from ..data import make_shared_concepts, within_group_phi
 from .real import INTERCEPT, _mean_metric, _paired
 
 #: (ensemble, against): the gaps the target reports, in the figure's order
