@@ -416,7 +416,7 @@ def test_mssboost_fig3_has_a_key_of_its_label_colours(data_mirror, drawn):
     the legend, with the unlabelled points and both kinds of boundary."""
     from matplotlib.colors import to_hex
 
-    from mlkit.papers.mssboost.synthetic import LABEL_COLOURS
+    from mlkit.papers.mssboost.renderers.synthetic import LABEL_COLOURS
 
     figure = drawn("mssboost/fig3")["fig3"]
     (legend,) = figure.legends
