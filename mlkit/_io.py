@@ -75,9 +75,22 @@ def _file_mode(path):
     try:
         return Path(path).stat().st_mode & 0o7777
     except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return 0o666 & ~_umask()
+
+
+def _umask():
+    """The process umask, read without changing it where the system says it (Linux's
+    /proc/self/status): setting it to probe it would, for that moment, change the mode of
+    files other threads create (the threading backend's runs)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
 
 
 @contextmanager
