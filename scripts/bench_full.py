@@ -9,7 +9,10 @@ a fixed seed, and on it
   :func:`mlkit.kernels.shared_work` scope, the first cell paying the fold's shared work).
   A run is extrapolated as ``folds x (first cell + (grid points - 1) x mean later cell)``
   plus the refit on the whole training part, taken as one mean cell scaled by the ratio of
-  training sizes (``n_train / n_inner_train``, linear in n: an approximation);
+  training sizes (``n_train / n_inner_train``, linear in n: an approximation). A row that
+  takes its seed from a row learning the same models (``seed_from``, one task in the
+  runner: RS (10) beside RS (100), SparseMI (100) beside SparseMI's stage 1) has each
+  sampled cell fitted first as that row's, untimed: its time is its cost beside it;
 * any other method (fixed parameters, or a grid chosen on a validation part): one whole
   run of the runner (fit, grid, prediction, extras). A run whose committed records say it
   costs more than ``--max-run-s`` is not timed: its group is *carried* at its recorded cost
@@ -64,10 +67,15 @@ SCRIPTS = Path(__file__).resolve().parent
 
 
 # -- the sample of one (target, dataset) -------------------------------------------------------
-def _cell_times(search, X, y, rng, max_cells, budget_s):
+def _cell_times(search, X, y, rng, max_cells, budget_s, warm=None):
     """Time a seeded sample of the cells of one fold of ``search`` (a
     ``ResumableGridSearchCV``): [(cpu seconds, shared work included?)], the number of
-    folds and grid points, and the mean training size of a fold."""
+    folds and grid points, and the mean training size of a fold.
+
+    ``warm``: the estimator of the row whose seed this one takes and whose learned models
+    it shares in the runner's task (``seed_from``, same ``learning_family``); each sampled
+    cell is first fitted, untimed, as that row's, so the time is this row's cost beside it.
+    Then also returns the untimed fits' mean CPU seconds (for the refit's estimate)."""
     from sklearn.base import clone, is_classifier
     from sklearn.model_selection import ParameterGrid, check_cv
     from sklearn.utils.metaestimators import _safe_split
@@ -90,12 +98,16 @@ def _cell_times(search, X, y, rng, max_cells, budget_s):
         candidates = list(ParameterGrid(search.param_grid))
     order = rng.permutation(len(candidates))[:max_cells]
     scorer = search.scoring
-    times, spent = [], 0.0
+    times, warm_times, spent = [], [], 0.0
     with shared_work():
         for i in order:
             est = clone(search.estimator).set_params(**candidates[i])
             X_tr, y_tr = _safe_split(est, X, y, train)
             X_te, y_te = _safe_split(est, X, y, test, train)
+            if warm is not None:
+                c0 = time.process_time()
+                clone(warm).set_params(**candidates[i]).fit(X_tr, y_tr)
+                warm_times.append(time.process_time() - c0)
             c0 = time.process_time()
             est.fit(X_tr, y_tr)
             scorer(est, X_te, y_te)
@@ -103,14 +115,51 @@ def _cell_times(search, X, y, rng, max_cells, budget_s):
             spent += times[-1]
             if spent > budget_s:
                 break
+    if warm is not None:
+        return times, len(folds), len(candidates), len(train), float(np.mean(warm_times))
     return times, len(folds), len(candidates), len(train)
 
 
-def _grid_run_estimate(times, n_folds, n_cells, n_inner, n_train):
-    """CPU seconds of one grid-searched run from its sampled cells (see the module doc)."""
+def _grid_run_estimate(times, n_folds, n_cells, n_inner, n_train, refit_cell=None):
+    """CPU seconds of one grid-searched run from its sampled cells (see the module doc);
+    ``refit_cell``: the mean cell the refit is scaled from, when not ``times``'."""
     later = np.mean(times[1:]) if len(times) > 1 else times[0]
-    mean_cell = np.mean(times)
+    mean_cell = np.mean(times) if refit_cell is None else refit_cell
     return n_folds * (times[0] + (n_cells - 1) * later) + mean_cell * n_train / n_inner
+
+
+def _empty_memos():
+    """Empty this worker's memos of the MI models (:mod:`mlkit.methods._memo`); LM3FE's is
+    kept: LM3FT's whole run is timed after LM3FS's, as the runner runs them."""
+    from mlkit.methods._memo import FITTED
+    from mlkit.methods.mi.reduced import CONSTRUCTIONS
+
+    for memo in (FITTED, CONSTRUCTIONS):
+        memo.clear()
+
+
+def _warm_source(spec, ds, method, split):
+    """The estimator of the row ``method`` takes its seed from, when that row learns the
+    same models (the same ``learning_family``: the runner runs both in one task, so this
+    row's fits are shared with it), else None."""
+    from mlkit import experiment
+    from mlkit.registry import METHODS
+    from mlkit.runner import contract
+
+    if method.seed_from is None:
+        return None
+    source = next((ds.method_as_run(m) for m in spec.methods
+                   if m.display == method.seed_from), None)
+    family = contract.learning_family(METHODS.get(method.name))
+    if source is None or family is None or \
+            contract.learning_family(METHODS.get(source.name)) != family:
+        return None
+    from sklearn.base import clone
+
+    est = experiment.build_estimator(source, split, METHODS.get(source.name))
+    base = getattr(est, "estimator", est)
+    # a staged search's cells of this row's grid are its stage 1, at the start values
+    return clone(base).set_params(**est.start) if hasattr(est, "start") else base
 
 
 def sample_dataset(target_name, ds_display, max_cells, budget_s, max_run_s, recorded_per_run):
@@ -139,6 +188,7 @@ def sample_dataset(target_name, ds_display, max_cells, budget_s, max_run_s, reco
     for spec_method in spec.methods:
         method = ds.method_as_run(spec_method)
         recorded = recorded_per_run.get(method.display, np.nan)
+        _empty_memos()          # only a row's own warm fits may be shared with it
         c0 = time.process_time()
         with threadpool_limits(limits=1):
             if method.grid and split.validation is None:
@@ -146,10 +196,15 @@ def sample_dataset(target_name, ds_display, max_cells, budget_s, max_run_s, reco
                 train = data.subset(split.train)
                 if method.grid_n_xv_cap is not None and "n_xv" in method.grid:
                     est.set_params(param_grid=experiment.capped_n_xv_grid(est, train))
-                times, n_folds, n_cells, n_inner = _cell_times(
-                    est, train.inputs, np.asarray(train.target), rng, max_cells, budget_s)
-                per_run = _grid_run_estimate(times, n_folds, n_cells, n_inner, len(train))
-                how = f"{len(times)} of {n_folds * n_cells} cells"
+                warm = _warm_source(spec, ds, method, split)
+                sampled = _cell_times(est, train.inputs, np.asarray(train.target), rng,
+                                      max_cells, budget_s, warm=warm)
+                times, n_folds, n_cells, n_inner = sampled[:4]
+                per_run = _grid_run_estimate(times, n_folds, n_cells, n_inner, len(train),
+                                             refit_cell=sampled[4] if warm is not None
+                                             else None)
+                how = f"{len(times)} of {n_folds * n_cells} cells" + (
+                    f", beside {method.seed_from}" if warm is not None else "")
             elif np.isfinite(recorded) and recorded > max_run_s:
                 per_run, how = recorded, "carried"
             else:

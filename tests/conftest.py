@@ -7,6 +7,18 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
 
 
+@pytest.fixture(autouse=True)
+def _empty_model_memos():
+    """Every test starts with this process's memos of learned models empty (a fit in one
+    test is never a memo hit in another)."""
+    from mlkit.methods._memo import FITTED
+    from mlkit.methods.mi.reduced import CONSTRUCTIONS
+    from mlkit.methods.multimodal._base import LEARNED
+
+    for memo in (FITTED, CONSTRUCTIONS, LEARNED):
+        memo.clear()
+
+
 @pytest.fixture
 def results(tmp_path, monkeypatch):
     """A private results root (MLKIT_RESULTS) so tests never write into the repo."""

@@ -387,7 +387,7 @@ def test_validation_search_learns_once_per_weight_setting_and_lm3ft_reuses_it(mo
     monkeypatch.setattr(LM3FE, "_fit_model",
                         lambda self, Xs, Ypm: (learned.append(
                             (self.gamma_A, self.gamma_B, self.gamma_C)), orig(self, Xs, Ypm))[1])
-    LEARNED._store.clear()
+    LEARNED.clear()
     weights = {"gamma_A": [1e-3, 1e-1], "gamma_B": [1e-3, 1e-1], "gamma_C": [1e-3, 1e-1]}
     est, chosen, _, _, curves = validation_search(
         LM3FS(max_iter=2, sub_max_iter=10, random_state=0), {**weights, "percent": [10, 50, 100]},
@@ -402,7 +402,7 @@ def test_validation_search_learns_once_per_weight_setting_and_lm3ft_reuses_it(mo
     validation_search(LM3FT(max_iter=2, sub_max_iter=10, random_state=0), weights,
                       train, val, test, ["accuracy"], "accuracy")
     assert len(learned) == 8                                     # all eight reused
-    LEARNED._store.clear()
+    LEARNED.clear()
 
 
 # ------------------------------------------------------------------ runs sharing LM3FE: one task
@@ -478,17 +478,17 @@ def test_one_task_learns_lm3fe_once_per_weight_setting(tmp_path, monkeypatch):
     orig = LM3FE._fit_model
     monkeypatch.setattr(LM3FE, "_fit_model", lambda self, Xs, Ypm: (
         learned.append((self.gamma_A, self.gamma_B)), orig(self, Xs, Ypm))[1])
-    LEARNED._store.clear()
+    LEARNED.clear()
     calls = [(i, (data, todo[i][1], todo[i][2], spec.metrics, spec.curves,
                   METHODS.get(todo[i][1].name))) for i in task]
     done, exc = _run_task(_fit_and_score, calls)
-    LEARNED._store.clear()
+    LEARNED.clear()
     assert exc is None and [i for i, _ in done] == task
     assert sorted(learned) == [(0.001, 0.01), (0.1, 0.01)]
     # the task's records are those of the runs done one at a time, each learning afresh
     for i, rec in done:
         alone = _fit_and_score(*calls[task.index(i)][1])
-        LEARNED._store.clear()
+        LEARNED.clear()
         for k in ("metrics", "chosen", "validation", "grid_curves", "model", "test_extras"):
             assert rec[k] == alone[k], k
 

@@ -42,6 +42,32 @@ def reference_preimage(z, U, alpha, Z, beta, gamma, max_iter, tol, U_norms):
     return best
 
 
+def reference_reduced_set(U, alpha, n_vectors, gamma, *, max_iter=100, tol=1e-4):
+    """reduced.reduced_set as it was: one loop from no vectors to ``n_vectors``."""
+    U_norms = squared_norms(U)
+    psi_at_u = rbf_kernel(U, gamma=gamma) @ alpha
+    norm2 = float(np.sum(alpha * psi_at_u))
+    Z = np.empty((0, U.shape[1]))
+    beta = np.empty((0, alpha.shape[1]))
+    K_zu = np.empty((0, U.shape[0]))
+    errors = []
+    for _ in range(n_vectors):
+        if errors and errors[-1] <= reduced._EXACT * norm2:
+            break
+        residual = psi_at_u - K_zu.T @ beta
+        start = int(np.argmax(np.sum(residual ** 2, axis=1)))
+        z = U[start].toarray().ravel() if sp.issparse(U) else U[start].copy()
+        z = reduced._preimage(z, U, alpha, Z, beta, gamma, max_iter, tol, U_norms)
+        Z = np.vstack([Z, z])
+        K_zu = np.vstack([K_zu, rbf_kernel(z[None, :], U, gamma, Z_norms=U_norms)])
+        proj = K_zu @ alpha
+        K_zz = rbf_kernel(Z, gamma=gamma)
+        beta = reduced._project(K_zz, proj)
+        errors.append(max(norm2 - 2 * np.sum(beta * proj) + np.sum(beta * (K_zz @ beta)),
+                          0.0))
+    return Z, beta, np.asarray(errors)
+
+
 class ReferenceMiSVM(miSVM):
     """miSVM as it was: scikit-learn's full input validation, ``K[:, sv]`` by fancy
     indexing."""
@@ -80,7 +106,21 @@ class ReferenceMiSVM(miSVM):
 def reference_rs(monkeypatch):
     """RS as it was: the old fixed point, and every reduced set computed (no sharing)."""
     monkeypatch.setattr(reduced, "_preimage", reference_preimage)
-    monkeypatch.setattr(reduced, "shared_result", lambda tag, compute, *parts: compute())
+    monkeypatch.setattr(reduced, "_construction",
+                        lambda U, alpha, n, gamma, max_iter, tol: reference_reduced_set(
+                            U, alpha, n, gamma, max_iter=max_iter, tol=tol))
+
+
+@pytest.fixture(autouse=True)
+def fresh_memos():
+    """Each test starts with this process's memos of learned models empty."""
+    from mlkit.methods._memo import FITTED
+
+    reduced.CONSTRUCTIONS.clear()
+    FITTED.clear()
+    yield
+    reduced.CONSTRUCTIONS.clear()
+    FITTED.clear()
 
 
 def _search(est, bags, y, grid):
@@ -133,38 +173,71 @@ def _rs_search(bags, y):
 
 def test_rs_grid_search_keeps_its_numbers(data, request):
     bags, y, test, _ = data
-    calls = []
-    build = reduced.reduced_set
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return build(*args, **kwargs)
-
-    mp = pytest.MonkeyPatch()
-    mp.setattr(reduced, "reduced_set", counted)
-    try:
-        new = _rs_search(bags, y)
-    finally:
-        mp.undo()
+    new = _rs_search(bags, y)
     # 6 cells x 3 folds and the refit, less the cells whose dense solution is shared
-    assert len(calls) < 6 * 3 + 1
+    assert len(reduced.CONSTRUCTIONS) < 6 * 3 + 1
+    assert reduced.CONSTRUCTIONS.hits > 0
     request.getfixturevalue("reference_rs")
     old = _rs_search(bags, y)
     _same_search(new, old, test)
 
 
 def test_rs_shared_reduced_set_is_the_unshared_one(data):
-    """A reduced set taken from the fold's shared work is the one the fit computes alone."""
+    """A reduced set taken from the worker's memo is the one the fit computes alone."""
     bags, y, test, _ = data
     alone = RS(n_xv=6, C=1000.0, gamma=0.2).fit(bags, y)
-    with shared_work() as work:
-        RS(n_xv=6, C=100.0, gamma=0.2).fit(bags, y)
-        hits = work.hits
-        shared = RS(n_xv=6, C=1000.0, gamma=0.2).fit(bags, y)
-        assert work.hits > hits
+    reduced.CONSTRUCTIONS.clear()
+    RS(n_xv=6, C=100.0, gamma=0.2).fit(bags, y)
+    hits = reduced.CONSTRUCTIONS.hits
+    shared = RS(n_xv=6, C=1000.0, gamma=0.2).fit(bags, y)
+    assert reduced.CONSTRUCTIONS.hits > hits
     np.testing.assert_array_equal(shared.expansion_vectors_, alone.expansion_vectors_)
     np.testing.assert_array_equal(shared.dual_coef_, alone.dual_coef_)
     assert shared.dual_coef_.flags.writeable
+
+
+@pytest.mark.parametrize("d, n_u", [(9, 300), (166, 400), (4, 6)])
+def test_reduced_set_is_the_reference_construction(d, n_u):
+    """The construction, grown in one go or continued in steps (each smaller set read as a
+    prefix of a larger one), gives the reference loop's Z, beta and errors bit for bit; with
+    n_u = 6 the expansion is reproduced before 12 vectors and the growth stops there."""
+    rng = np.random.default_rng(d)
+    U = rng.normal(size=(n_u, d))
+    alpha = rng.normal(size=(n_u, 2)) * (rng.random((n_u, 1)) < 0.6)
+    gamma = 1.0 / d
+    construction = reduced.GreedyReducedSet(U, alpha, gamma)
+    for n in (3, 8, 12):
+        construction.grow(U, alpha, n)
+        expected = reference_reduced_set(U, alpha, n, gamma)
+        for got in (construction.result(n), reduced.reduced_set(U, alpha, n, gamma)):
+            for a, b in zip(got, expected):
+                np.testing.assert_array_equal(a, b)
+    # a smaller set read back from the grown construction
+    for a, b in zip(construction.result(2), reference_reduced_set(U, alpha, 2, gamma)):
+        np.testing.assert_array_equal(a, b)
+    if n_u == 6:
+        assert len(construction.Z) < 12 and construction.exact
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_rs_rows_share_one_construction(classes):
+    """RS (3) then RS (8) on the same rows (the rows of a split sharing their seed): the
+    second continues the first's constructions, and both equal fits computed alone."""
+    bags, y = make_mi(45, d=4, seed=5)
+    y = np.arange(45) % classes if classes > 2 else y
+    small = RS(n_xv=3, C=10.0, gamma=0.3).fit(bags, y)
+    n_built = len(reduced.CONSTRUCTIONS)
+    large = RS(n_xv=8, C=10.0, gamma=0.3).fit(bags, y)
+    assert len(reduced.CONSTRUCTIONS) == n_built          # continued, not built again
+    for n_xv, shared in ((3, small), (8, large)):
+        reduced.CONSTRUCTIONS.clear()
+        alone = RS(n_xv=n_xv, C=10.0, gamma=0.3).fit(bags, y)
+        np.testing.assert_array_equal(shared.expansion_vectors_, alone.expansion_vectors_)
+        np.testing.assert_array_equal(shared.dual_coef_, alone.dual_coef_)
+        np.testing.assert_array_equal(shared.reconstruction_errors_,
+                                      alone.reconstruction_errors_)
+        np.testing.assert_array_equal(shared.decision_function(bags),
+                                      alone.decision_function(bags))
 
 
 # -- mi-SVM ----------------------------------------------------------------------------------

@@ -23,13 +23,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
-from ...kernels import bag_reduce, dense_dot, rbf_kernel, shared_result, squared_norms
+from ...kernels import bag_reduce, dense_dot, fingerprint, rbf_kernel, squared_norms
 from ...registry import METHODS
+from .._memo import Memo
 from ._base import InstanceExpansionMixin, MIClassifierBase
 from ._label_mean import KZ_RIDGE, fit_label_mean_svm
 from .mikernel import fit_set_kernel_svm
 
-__all__ = ["RS", "RSVM", "reduced_set"]
+__all__ = ["RS", "RSVM", "reduced_set", "GreedyReducedSet"]
 
 logger = logging.getLogger(__name__)
 
@@ -139,34 +140,104 @@ def reduced_set(U, alpha, n_vectors, gamma, *, max_iter=100, tol=1e-4):
     errors : ndarray of shape (n_z,)
         ``sum_c ||Psi_c - sum_l beta_lc phi(z_l)||^2`` after each added vector.
     """
-    U_norms = squared_norms(U)
-    K_uu = rbf_kernel(U, gamma=gamma)
-    psi_at_u = K_uu @ alpha
-    norm2 = float(np.sum(alpha * psi_at_u))
-    Z = np.empty((0, U.shape[1]))
-    beta = np.empty((0, alpha.shape[1]))
-    K_zu = np.empty((0, U.shape[0]))
-    errors = []
-    # many small products: threaded BLAS only adds wake-up latency
-    with threadpool_limits(limits=1, user_api="blas"):
-        for _ in range(n_vectors):
-            if errors and errors[-1] <= _EXACT * norm2:
-                logger.info("reduced set: the expansion is reproduced after %d vectors", len(Z))
-                break
-            residual = psi_at_u - K_zu.T @ beta
-            start = int(np.argmax(np.sum(residual ** 2, axis=1)))
-            z = U[start].toarray().ravel() if sp.issparse(U) else U[start].copy()
-            z = _preimage(z, U, alpha, Z, beta, gamma, max_iter, tol, U_norms)
-            Z = np.vstack([Z, z])
-            K_zu = np.vstack([K_zu, rbf_kernel(z[None, :], U, gamma, Z_norms=U_norms)])
-            proj = K_zu @ alpha
-            K_zz = rbf_kernel(Z, gamma=gamma)
-            beta = _project(K_zz, proj)
-            # the squared RKHS error of this expansion (without the ridge); rounding can
-            # push the expanded form below 0
-            errors.append(max(norm2 - 2 * np.sum(beta * proj) + np.sum(beta * (K_zz @ beta)),
-                              0.0))
-    return Z, beta, np.asarray(errors)
+    construction = GreedyReducedSet(U, alpha, gamma, max_iter=max_iter, tol=tol)
+    construction.grow(U, alpha, n_vectors)
+    return construction.result(n_vectors)
+
+
+class GreedyReducedSet:
+    """The state of :func:`reduced_set`'s greedy construction after each added vector.
+
+    The construction is greedy: its first m vectors, and beta after the m-th, do not depend
+    on how many vectors are asked for. So a construction grown to m vectors gives every
+    smaller reduced set (:meth:`result`) and is continued, not restarted, for a larger one
+    (:meth:`grow`), by the same operations in the same order: RS (10), RS (50) and RS (100)
+    of one dense solution cost one RS (100), with the same numbers.
+
+    Parameters
+    ----------
+    U, alpha, gamma, max_iter, tol
+        As :func:`reduced_set`'s; the state keeps neither U nor alpha (:meth:`grow` is
+        given them again), only Z, every beta, the errors and ``K_{U,U} alpha``.
+    """
+
+    def __init__(self, U, alpha, gamma, *, max_iter=100, tol=1e-4):
+        self.gamma, self.max_iter, self.tol = gamma, max_iter, tol
+        self.psi_at_u = rbf_kernel(U, gamma=gamma) @ alpha
+        self.norm2 = float(np.sum(alpha * self.psi_at_u))
+        self.Z = np.empty((0, U.shape[1]))
+        self.betas = []                 # beta after each added vector
+        self.errors = []
+
+    @property
+    def nbytes(self):
+        """The bytes of the arrays held (for :class:`mlkit.methods._memo.Memo`)."""
+        return (self.psi_at_u.nbytes + self.Z.nbytes + sum(b.nbytes for b in self.betas)
+                + 8 * len(self.errors))
+
+    @property
+    def exact(self):
+        """Whether the expansion is reproduced, so that no further vector is added."""
+        return bool(self.errors) and self.errors[-1] <= _EXACT * self.norm2
+
+    def grow(self, U, alpha, n_vectors):
+        """Add vectors until there are ``n_vectors`` or Psi is reproduced exactly."""
+        if len(self.Z) >= n_vectors or self.exact:
+            return self
+        gamma, U_norms = self.gamma, squared_norms(U)
+        Z = self.Z
+        beta = self.betas[-1] if self.betas else np.empty((0, alpha.shape[1]))
+        # many small products: threaded BLAS only adds wake-up latency
+        with threadpool_limits(limits=1, user_api="blas"):
+            # K_{Z,U} row by row, as the construction formed it (each z a fresh array, as
+            # the fixed point returned it)
+            K_zu = np.vstack([np.empty((0, U.shape[0]))] + [
+                rbf_kernel(z.copy()[None, :], U, gamma, Z_norms=U_norms) for z in Z])
+            while len(Z) < n_vectors:
+                if self.exact:
+                    logger.info("reduced set: the expansion is reproduced after %d vectors",
+                                len(Z))
+                    break
+                residual = self.psi_at_u - K_zu.T @ beta
+                start = int(np.argmax(np.sum(residual ** 2, axis=1)))
+                z = U[start].toarray().ravel() if sp.issparse(U) else U[start].copy()
+                z = _preimage(z, U, alpha, Z, beta, gamma, self.max_iter, self.tol, U_norms)
+                Z = np.vstack([Z, z])
+                K_zu = np.vstack([K_zu, rbf_kernel(z[None, :], U, gamma, Z_norms=U_norms)])
+                proj = K_zu @ alpha
+                K_zz = rbf_kernel(Z, gamma=gamma)
+                beta = _project(K_zz, proj)
+                # the squared RKHS error of this expansion (without the ridge); rounding
+                # can push the expanded form below 0
+                self.errors.append(max(self.norm2 - 2 * np.sum(beta * proj)
+                                       + np.sum(beta * (K_zz @ beta)), 0.0))
+                self.betas.append(beta)
+                self.Z = Z
+        return self
+
+    def result(self, n_vectors):
+        """(Z, beta, errors) of the reduced set of ``n_vectors`` (fewer when Psi was
+        reproduced with fewer), as :func:`reduced_set` returns them."""
+        m = min(n_vectors, len(self.Z))
+        beta = self.betas[m - 1] if m else np.empty((0, self.psi_at_u.shape[1]))
+        return self.Z[:m].copy(), beta.copy(), np.asarray(self.errors[:m])
+
+
+#: Reduced-set constructions of this worker, by dense solution (:meth:`RS._fit`).
+CONSTRUCTIONS = Memo()
+
+
+def _construction(U, alpha, n_vectors, gamma, max_iter, tol):
+    """:func:`reduced_set`'s result, from this worker's construction of the same dense
+    solution (its instances ``U`` and weights ``alpha``, by value) when one exists: grown
+    further if it has fewer vectors, its prefix if it has more."""
+    key = (fingerprint(U), fingerprint(alpha), float(gamma), max_iter, float(tol))
+    construction = CONSTRUCTIONS.get(key)
+    if construction is None:
+        construction = GreedyReducedSet(U, alpha, gamma, max_iter=max_iter, tol=tol)
+    construction.grow(U, alpha, n_vectors)
+    CONSTRUCTIONS.put(key, construction)       # its bytes counted again as it grows
+    return construction.result(n_vectors)
 
 
 class RS(InstanceExpansionMixin, MIClassifierBase):
@@ -251,6 +322,9 @@ class RS(InstanceExpansionMixin, MIClassifierBase):
 
     #: 3: one reduced set per one-vs-rest problem by default (``reduced_sets``)
     numerics_revision = 3
+    #: the RS runs of one split go to one worker: rows with different N_XV that share
+    #: their seed (so their inner folds and dense solutions) build one construction
+    learning_family = "RS"
 
     def __init__(self, n_xv=10, *, C=1.0, gamma="scale", max_iter=100, tol=1e-4,
                  reduced_sets="per_class", standardize=True):
@@ -277,14 +351,11 @@ class RS(InstanceExpansionMixin, MIClassifierBase):
         for col in columns:             # one reduced set per problem, or one for all
             sub = rows[np.any(coef[rows, col] != 0, axis=1)]
             alpha = coef[sub, col]
-            # in a grid search's fold (mlkit.kernels.shared_work), once per dense solution
-            # (its rows of the fold's instances and their weights): grid points with the
-            # same one, e.g. C = 100 and 1000 when no bag reaches the cap, share the
-            # deterministic construction
-            Z, beta, err = shared_result(
-                "reduced_set", lambda: reduced_set(X[sub], alpha, self.n_xv, self.gamma_,
-                                                   max_iter=self.max_iter, tol=self.tol),
-                X, sub, alpha, self.n_xv, float(self.gamma_), self.max_iter, float(self.tol))
+            # once per dense solution in this worker: grid points with the same one (e.g.
+            # C = 100 and 1000 when no bag reaches the cap) and the RS rows of one split
+            # with different N_XV (their greedy constructions are prefixes of each other)
+            Z, beta, err = _construction(X[sub], alpha, self.n_xv, self.gamma_,
+                                         self.max_iter, self.tol)
             Zs.append(Z)
             betas.append(beta)
             errors.append(np.pad(err, (0, self.n_xv - len(err)), mode="edge"))

@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 from ...kernels import (bag_mean_matrix, bag_reduce, dense_dot, rbf_kernel, shared_result,
                         squared_distances, squared_norms)
 from ...registry import METHODS
+from .._memo import memoized_fit
 from .._validation import check_bags
 from ._base import InstanceExpansionMixin, MIClassifierBase, bag_index
 from ._label_mean import KZ_RIDGE, fit_label_mean_svm, fit_linear_svm, single_threaded_blas
@@ -335,6 +336,10 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
     #: paper's, Sec. IV-C) or "newton" (the same optimum to rounding, 10-100x cheaper; its
     #: numbers differ in the last digits, so switching it is a numerics revision)
     inner_solver = "newton"
+    #: the runs of one split with SparseMI estimators go to one worker, whose memo
+    #: (:func:`mlkit.methods._memo.memoized_fit`) fits each setting once on the same rows
+    learning_family = "SparseMI"
+    _memo_attributes = ("_stages",)
     _quick_params = {"n_xv": 3, "t_max": 3, "random_state": 0}
 
     _parameter_constraints = {
@@ -393,6 +398,16 @@ class SparseMI(InstanceExpansionMixin, MIClassifierBase):
         -------
         self
         """
+        if eval_set is None:
+            # the runs of one split that fit the same SparseMI on the same rows (a fixed-N_XV
+            # row sharing the seed of the CV row's stage 1) fit it once per worker
+            self._validate_params()
+            X, offsets = self._stacked(bags)
+            return memoized_fit(self, (X, offsets, np.asarray(y)),
+                                lambda: self._fit_with(bags, y, None))
+        return self._fit_with(bags, y, eval_set)
+
+    def _fit_with(self, bags, y, eval_set):
         self._eval_set = eval_set
         try:
             return super().fit(bags, y)

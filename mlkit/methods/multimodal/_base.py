@@ -35,6 +35,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ...kernels import dense_dot, squared_distances
+from .._memo import Memo
 from .._validation import check_bag_labels, check_multilabel_Y, check_multiview_input
 
 __all__ = ["normalize_views", "select_columns", "Downstream", "MultiViewClassifierMixin"]
@@ -71,16 +72,16 @@ def concat(Xs):
     return np.hstack(Xs)
 
 
-class LearnCache:
-    """A small in-process memo of learned feature extractors, keyed by the estimator family,
-    its learning parameters and the bytes of the (normalised) training data, so a selection
-    method and its transformation form (LM3FS/LM3FT, MTFS/MTFT, ...) fitted on the same
-    labelled samples with the same parameters learn once. Values are the fitted attributes;
-    a hit gives exactly what a refit would (the learning is deterministic given its
-    ``random_state``)."""
+class LearnCache(Memo):
+    """A small in-process memo of learned feature extractors (a :class:`~mlkit.methods.
+    _memo.Memo` of ``size`` entries), keyed by the estimator family, its learning parameters
+    and the bytes of the (normalised) training data, so a selection method and its
+    transformation form (LM3FS/LM3FT, MTFS/MTFT, ...) fitted on the same labelled samples
+    with the same parameters learn once. Values are the fitted attributes; a hit gives
+    exactly what a refit would (the learning is deterministic given its ``random_state``)."""
 
     def __init__(self, size=64):
-        self.size, self._store = size, {}
+        super().__init__(max_bytes=float("inf"), size=size)
 
     @staticmethod
     def key(family, params, Xs, Ypm):
@@ -96,14 +97,6 @@ class LearnCache:
                 h.update(np.ascontiguousarray(X).tobytes())
             h.update(repr(X.shape).encode())
         return h.hexdigest()
-
-    def get(self, key):
-        return self._store.get(key)
-
-    def put(self, key, value):
-        if len(self._store) >= self.size:
-            self._store.pop(next(iter(self._store)))
-        self._store[key] = value
 
 
 LEARNED = LearnCache()
