@@ -49,6 +49,7 @@ def test_run_facts_split_the_fall_after_the_early_models_at_new_boundaries():
     # after model 3: model 4 (0.0, no new side), 5 (-0.05, y = 2 new), 6 (-0.05, none)
     assert f["fall"] == pytest.approx(0.1) and f["fall_new"] == pytest.approx(0.05)
     assert (f["n_new"], f["n_steps"]) == (1, 3)
+    assert f["missed"] == [False, False, True, False, False]             # y = -2 never
 
 
 def test_convergence_rows_pair_every_row_with_the_reference_split_by_split():
@@ -86,6 +87,8 @@ def test_convergence_rows_pair_every_row_with_the_reference_split_by_split():
     assert figs["models_to_best.ref"] == int(np.argmax(ref_mean <= ref_mean.min() + 0.01)) + 1
     assert figs["found_early.ref"] == 3 and figs["found_early.row"] == 5
     assert figs["all_found.ref"] == 1 and rows[0]["runs with all by 10"] == "5/5"
+    assert rows[0]["runs missing it by 10"] == ""
+    assert figs["missed.row.y=2"] == 0 and "missed.row.x=1" in figs
     # the reference's fall after model 5 comes at models 6-8 (no new side) and 8-9 (new)
     ref_curves = [np.array(rec["curves"]["hamming_error"]) for rec in records
                   if rec["method"] == "ref"]

@@ -71,18 +71,22 @@ def _curve(record):
 def run_facts(record, *, tol, early, boundaries, edge_tol):
     """One run's measures: models to within ``tol`` of its own curve's minimum, its error
     at ``early`` models and at the last, the true boundaries found by ``early`` models and
-    whether all were by the last; and the error's change from ``early`` models to the last,
+    whether all were by the last, and which were not (``missed``, one bool per side); and
+    the error's change from ``early`` models to the last,
     in all (``fall``) and summed over the steps whose model found a new true boundary
     (``fall_new``)."""
     curve = _curve(record)
-    found = boundaries_found(record["model"]["base_models"], boundaries, edge_tol)
+    stumps = record["model"]["base_models"]
+    found = boundaries_found(stumps, boundaries, edge_tol)
     step = np.diff(curve)[early - 1:]                  # the change made by models early+1..T
     new = np.diff(found)[early - 1:] > 0
     return {"reach": models_to_best(curve, tol), "early": float(curve[early - 1]),
             "last": float(curve[-1]), "found_early": int(found[early - 1]),
             "all_found": bool(found[-1] == len(boundaries)),
             "fall": float(curve[early - 1] - curve[-1]), "fall_new": float(-step[new].sum()),
-            "n_new": int(new.sum()), "n_steps": int(new.size)}
+            "n_new": int(new.sum()), "n_steps": int(new.size),
+            "missed": [boundaries_found(stumps, [side], edge_tol)[-1] == 0
+                       for side in boundaries]}
 
 
 def convergence_rows(records, methods, changes, *, reference, tol, early, edge_tol,
@@ -144,6 +148,12 @@ def convergence_rows(records, methods, changes, *, reference, tol, early, edge_t
         every = sum(f["all_found"] for f in per_run.values())
         row[f"boundaries by {early} (of {len(boundaries)})"] = f"{np.mean(found):.2f}"
         row[f"runs with all by {curves.shape[1]}"] = f"{every}/{len(per_run)}"
+        missed = np.sum([f["missed"] for f in per_run.values()], axis=0)
+        row[f"runs missing it by {curves.shape[1]}"] = ", ".join(
+            f"{'xy'[feature]} = {value:g}: {n}" for (feature, value), n in zip(boundaries, missed)
+            if n)
+        for (feature, value), n in zip(boundaries, missed):
+            figures[f"missed.{method}.{'xy'[feature]}={value:g}"] = int(n)
         figures[f"found_early.{method}"] = float(np.mean(found))
         figures[f"all_found.{method}"] = every / len(per_run)
         # where the fall after `early` models happens: at the steps that found a new true
