@@ -255,6 +255,11 @@ def render_convergence(result, out_dir, spec):
                f"error: test Hamming error, mean ± 95% t-interval; in brackets the mean paired "
                f"difference to the '{opts.reference}' row, p: two-sided paired t-test over the "
                f"splits. Boundaries: the generator's true label-box sides ({sides}); a "
-               f"selected stump finds one when its threshold is within {opts.edge_tol:g} of it.")
+               f"selected stump finds one when its threshold is within {opts.edge_tol:g} of it; 'runs "
+               "missing it': the runs none of whose stumps found that side. After "
+               f"{opts.early} models, the mean error change at a step whose model found a new "
+               "side (n such steps over all runs) and at the other steps, and the share of "
+               f"the error's fall from {opts.early} models to the last made at the new-side "
+               "steps.")
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     return Rendered(text, figures, files + [out_dir / "table.md"])
