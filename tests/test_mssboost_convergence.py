@@ -113,3 +113,19 @@ def test_every_row_of_the_config_changes_one_setting_of_fig4s_mssboost():
             assert "," not in changes[m.display] and " = " in changes[m.display], changes
     assert changes["MSSBoost (pool 10L)"] == "n_candidates = 10 (fig4: 1)"
     assert changes["MSSBoost (intercept)"] == "init = prior (fig4: zero)"
+
+
+def test_a_reference_or_row_the_config_cannot_pair_is_one_clear_error():
+    from mlkit._errors import MlkitError
+    from mlkit.config import load_spec
+
+    spec = load_spec(CONFIGS / "mssboost" / "convergence.yaml")
+    with pytest.raises(MlkitError, match="names no method"):
+        row_changes(spec, "MSSBoost (nope)")
+    other = spec.model_copy(update={"methods": spec.methods[:1] + [
+        spec.methods[1].model_copy(update={"name": "nsboost"})]})
+    with pytest.raises(MlkitError, match="a row changes one setting"):
+        row_changes(other, "MSSBoost")
+    with pytest.raises(MlkitError, match="no runs of the reference row"):
+        convergence_rows([_record("row", 0, [0.5, 0.4], SIDES[:2])], ["row"], {},
+                         reference="MSSBoost", tol=0.01, early=1, edge_tol=0.1)
