@@ -10,7 +10,7 @@ paper states none: 0.05); a difference that is not significant is a tie.
 import numpy as np
 
 from ...experiment import folds_per_repeat
-from ...runner.result import runs_frame, runs_of
+from ...runner.result import rows_of, runs_frame
 from ...stats import paired_ttest, repetition_values
 from ...targets import read_summary, resolve_target, saved_results, target_spec
 from ...verify import ClaimResult, paper_alpha, register_claim
@@ -48,7 +48,7 @@ def _acc(runs, dataset, method, spec):
     """{repeat: accuracy %} of the complete repetitions of ``method`` on ``dataset`` (the
     paper's "ten runs": on MUSK the mean of a 10-fold CV's folds). A repetition is complete
     with as many folds as the protocol of ``spec`` (the config of the runs) gives the set."""
-    return repetition_values(runs_of(runs, dataset, method), "accuracy", 100,
+    return repetition_values(rows_of(runs, dataset, method), "accuracy", 100,
                              n_folds=folds_per_repeat(spec, dataset))
 
 
