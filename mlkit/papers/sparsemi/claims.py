@@ -269,13 +269,10 @@ def claim_2():
 def _by_rule(runs, method, rule):
     """``runs`` with ``method``'s runs as the grid rule ``rule`` would have made them
     (the refit its record keeps under ``also``); runs without it are left out."""
-    out = []
-    for r in runs["record"]:
-        if r["method"] != method:
-            out.append(r)
-        elif rule in r.get("also", {}):
-            out.append({**r, **r["also"][rule]})
-    return runs_frame(out)
+    mine = runs["method"] == method
+    kept = runs[~mine | runs["record"].map(lambda r: rule in (r.get("also") or {}))]
+    return runs_frame([{**r, **r["also"][rule]} if m else r
+                       for r, m in zip(kept["record"], mine[kept.index])])
 
 
 def _versus_miles(runs, spec, th):
