@@ -21,10 +21,10 @@ References
 """
 
 import warnings
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats as _sp
 
 from ._errors import MlkitError
@@ -38,22 +38,52 @@ OUTCOMES = ("better", "tie", "worse", "untested")
 
 
 # -- one value per run or repetition -------------------------------------------------------
-def complete_repeats(records, n_folds=1):
-    """The repetitions (``repeat`` of the records) with all ``n_folds`` folds recorded, in
-    order: the ones :func:`repetition_values` reports and a table counts.
+def _runs(runs):
+    """``runs`` as a runs frame (:func:`~mlkit.runner.result.as_runs_frame`)."""
+    from .runner.result import as_runs_frame
 
-    >>> complete_repeats([{"repeat": r} for r in (1, 0, 1, 2, 0)], n_folds=2)
+    return as_runs_frame(runs)
+
+
+def _metric(runs, metric):
+    """The column of ``metric`` in a runs frame (``metrics.<name>`` where a split column
+    has its name, see :func:`mlkit.runner.result.runs_frame`)."""
+    for column in (f"metrics.{metric}", metric):
+        if column in runs.columns:
+            return runs[column]
+    raise MlkitError(f"no run has the metric {metric!r} (the runs have "
+                     f"{', '.join(map(str, runs.columns))})")
+
+
+def _folds(runs):
+    """Each run's fold, 0 for a run without one (a single split per repetition)."""
+    if "fold" not in runs.columns:
+        return pd.Series(0, index=runs.index)
+    return runs["fold"].map(lambda f: 0 if f is None or f != f else int(f))
+
+
+def complete_repeats(runs, n_folds=1):
+    """The repetitions (``repeat`` of the runs frame ``runs``) with all ``n_folds`` folds
+    recorded, in order: the ones :func:`repetition_values` reports and a table counts.
+
+    >>> from mlkit.runner.result import runs_frame
+    >>> complete_repeats(runs_frame([{"repeat": r} for r in (1, 0, 1, 2, 0)]), n_folds=2)
     [0, 1]
     """
-    return sorted(k for k, n in Counter(r["repeat"] for r in records).items() if n >= n_folds)
+    runs = _runs(runs)
+    if runs.empty:
+        return []
+    counts = runs["repeat"].astype(int).value_counts()
+    return sorted(int(k) for k, n in counts.items() if n >= n_folds)
 
 
-def repetition_values(records, metric, scale=1.0, n_folds=1):
+def repetition_values(runs, metric, scale=1.0, n_folds=1):
     """``metric`` of each complete repetition of a protocol: {repeat: value}, in repeat order.
     A repetition's value is the mean over its ``n_folds`` folds (k-fold CV: that
     repetition's CV estimate; a fold whose metric is NaN is left out of the mean), or the
-    record's own value where a repetition has one split (holdout, labelled, predefined). A
-    repetition with fewer folds recorded (a run still in progress) is left out.
+    run's own value where a repetition has one split (holdout, labelled, predefined). A
+    repetition with fewer folds recorded (a run still in progress) is left out. The folds
+    are grouped by their ``repeat`` column, never by their place in the frame.
 
     A paper's "mean +- std over ten runs" of a 10 x 10-fold CV (e.g. Table I of Fu et al.
     2013) is the mean and sd of these ten values, and its paired t-tests pair them, repeat
@@ -62,9 +92,11 @@ def repetition_values(records, metric, scale=1.0, n_folds=1):
 
     Parameters
     ----------
-    records : list of dict
-        Run records of one dataset and method (``repeat``, ``metrics``).
+    runs : DataFrame
+        The runs frame (:func:`mlkit.runner.result.runs_frame`) of one dataset and method; run
+        records (a list of dicts) are read through :func:`~mlkit.runner.result.runs_frame`.
     metric : str
+        A metric column of the frame.
     scale : float, default=1.0
         Multiplies every value (100: percentages).
     n_folds : int, default=1
@@ -76,40 +108,56 @@ def repetition_values(records, metric, scale=1.0, n_folds=1):
 
     Examples
     --------
-    >>> recs = [{"repeat": r, "fold": f, "metrics": {"accuracy": a}}
-    ...         for r, f, a in [(0, 0, 0.8), (0, 1, 1.0), (1, 0, 0.7), (1, 1, 0.9), (2, 0, 1)]]
-    >>> repetition_values(recs, "accuracy", 100, n_folds=2)
+    >>> from mlkit.runner.result import runs_frame
+    >>> runs = runs_frame([{"repeat": r, "fold": f, "metrics": {"accuracy": a}}
+    ...                    for r, f, a in [(0, 0, 0.8), (0, 1, 1.0), (1, 0, 0.7), (1, 1, 0.9),
+    ...                                    (2, 0, 1)]])
+    >>> repetition_values(runs, "accuracy", 100, n_folds=2)
     {0: 90.0, 1: 80.0}
     """
-    by_repeat = {}
-    for r in records:
-        by_repeat.setdefault(r["repeat"], []).append(r["metrics"][metric])
+    runs = _runs(runs)
+    if runs.empty:
+        return {}
+    values = _metric(runs, metric)
+    by_repeat = {int(k): g.to_numpy(dtype=float)
+                 for k, g in values.groupby(runs["repeat"].astype(int), sort=False)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)      # a repetition of NaN folds
-        return {k: scale * float(np.nanmean(np.asarray(by_repeat[k], dtype=float)))
-                for k in complete_repeats(records, n_folds)}
+        return {k: scale * float(np.nanmean(by_repeat[k]))
+                for k in complete_repeats(runs, n_folds)}
 
 
-def run_values(records, value, scale=1.0):
-    """{(repeat, fold): value} of the runs ``records`` (of one dataset and method): the key
-    that pairs a run with the same split's run of another method. ``value`` is a metric
-    name (read from ``metrics``) or a function of the record. Two records with the same
-    (repeat, fold) are an error: pairing them would be a guess.
+def run_values(runs, value, scale=1.0):
+    """{(repeat, fold): value} of the runs frame ``runs`` (one dataset and method): the key
+    that pairs a run with the same split's run of another method, read from the frame's
+    ``repeat`` and ``fold`` columns (a run without a fold is fold 0), never from a run's
+    place in the frame. ``value`` is a metric column or a function of a run's row (a
+    :class:`pandas.Series`: the frame's columns, ``record`` the whole record). Two runs with
+    the same (repeat, fold) are an error: pairing them would be a guess.
 
-    >>> run_values([{"repeat": 1, "fold": 0, "metrics": {"mean_ap": 0.5}},
-    ...             {"repeat": 0, "fold": 0, "metrics": {"mean_ap": 0.25}}], "mean_ap")
+    Run records (a list of dicts) are read through :func:`~mlkit.runner.result.runs_frame`.
+
+    >>> from mlkit.runner.result import runs_frame
+    >>> run_values(runs_frame([{"repeat": 1, "fold": 0, "metrics": {"mean_ap": 0.5}},
+    ...                        {"repeat": 0, "fold": 0, "metrics": {"mean_ap": 0.25}}]),
+    ...            "mean_ap")
     {(0, 0): 0.25, (1, 0): 0.5}
     """
-    get = value if callable(value) else (lambda r: r["metrics"][value])
+    runs = _runs(runs)
+    if runs.empty:
+        return {}
+    values = ([value(row) for _, row in runs.iterrows()] if callable(value)
+              else _metric(runs, value).tolist())
     out = {}
-    for r in records:
-        key = (int(r["repeat"]), int(r.get("fold", 0)))
+    for i, (repeat, fold, v) in enumerate(zip(runs["repeat"], _folds(runs), values)):
+        key = (int(repeat), int(fold))
         if key in out:
-            raise MlkitError(f"two run records of {r.get('method', 'one method')} on "
-                             f"{r.get('dataset', 'one dataset')} have repeat {key[0]}, fold "
-                             f"{key[1]}: a run can be paired only when its (repeat, fold) is "
-                             "unique; remove the duplicate record")
-        out[key] = scale * float(get(r))
+            row = runs.iloc[i]
+            raise MlkitError(f"two run records of {row.get('method') or 'one method'} on "
+                             f"{row.get('dataset') or 'one dataset'} have repeat {key[0]}, "
+                             f"fold {key[1]}: a run can be paired only when its (repeat, fold) "
+                             "is unique; remove the duplicate record")
+        out[key] = scale * float(v)
     return dict(sorted(out.items()))
 
 

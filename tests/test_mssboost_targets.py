@@ -398,11 +398,13 @@ def test_the_intercept_row_takes_mssboosts_place_for_the_beside_verdicts():
 
     recs = [_timed("MSSBoost", 0, ap=0.1), _timed(INTERCEPT, 0, ap=0.2),
             _timed("RSBag", 0, ap=0.3)]
-    alt = _with_intercept_as_mssboost(recs)
-    assert [(r["method"], r["metrics"]["mean_ap"]) for r in alt] == [("MSSBoost", 0.2),
-                                                                     ("RSBag", 0.3)]
+    runs = runs_frame(recs)
+    alt = _with_intercept_as_mssboost(runs)
+    assert list(zip(alt["method"], alt["mean_ap"])) == [("MSSBoost", 0.2), ("RSBag", 0.3)]
+    assert [r["method"] for r in alt["record"]] == ["MSSBoost", "RSBag"]
     assert recs[1]["method"] == INTERCEPT                   # the records are not changed
-    assert _with_intercept_as_mssboost(recs[:1] + recs[2:]) is None
+    assert list(runs["method"]) == ["MSSBoost", INTERCEPT, "RSBag"]     # nor the frame
+    assert _with_intercept_as_mssboost(runs_frame(recs[:1] + recs[2:])) is None
 
 
 def test_every_ablation_row_changes_one_setting_of_table2s_mssboost():
@@ -450,7 +452,8 @@ def test_ablation_rows_pair_each_row_with_table2s_runs_split_by_split():
 
     table2 = recs("MSSBoost", base)
     mine = recs("MSSBoost (x)", row, skip=(2,))           # one split missing: left out
-    rows, figures = ablation_rows(mine, table2, ["d"], [("MSSBoost (x)", {"d": "x = 1"})])
+    rows, figures = ablation_rows(runs_frame(mine), runs_frame(table2), ["d"],
+                                  [("MSSBoost (x)", {"d": "x = 1"})])
     keep = [r for r in range(6) if r != 2]
     assert [r["row"] for r in rows] == ["MSSBoost (table2)", "MSSBoost (x)"]
     assert figures["delta.d.MSSBoost (x)"] == pytest.approx(np.mean(row[keep] - base[keep]))

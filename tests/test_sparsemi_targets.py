@@ -361,3 +361,28 @@ def test_claims_pair_repetitions_not_folds():
     assert test.p == pytest.approx(stats.ttest_rel([80, 81, 70], [81, 82.5, 71.2]).pvalue,
                                    rel=1e-12)
     assert stats.ttest_rel([80, 81, 50], [81, 82.5, 100]).pvalue > 0.05
+
+
+def test_by_rule_puts_the_rules_refit_in_place_of_the_methods_runs_only():
+    """Claim 3's other grid rule: SparseMI's runs become the refit their record keeps under
+    ``also`` (a run without it is left out); every other method's runs stay, in order."""
+    from mlkit.papers.sparsemi.claims import _by_rule
+    from mlkit.runner.result import runs_frame
+
+    def rec(method, repeat, acc, also=None):
+        r = {"dataset": "musk1", "method": method, "repeat": repeat, "fold": 0,
+             "metrics": {"accuracy": acc}}
+        if also is not None:
+            r["also"] = also
+        return r
+
+    runs = runs_frame([rec("MI-Kernel", 0, 0.80),
+                       rec("SparseMI", 0, 0.85, {"1se": {"metrics": {"accuracy": 0.83},
+                                                         "chosen": {"C": 1.0}}}),
+                       rec("SparseMI", 1, 0.86),                        # no refit: left out
+                       rec("MI-Kernel", 1, 0.81)])
+    out = _by_rule(runs, "SparseMI", "1se")
+    assert list(zip(out["method"], out["repeat"], out["accuracy"])) == [
+        ("MI-Kernel", 0, 0.80), ("SparseMI", 0, 0.83), ("MI-Kernel", 1, 0.81)]
+    assert out.loc[1, "chosen"] == {"C": 1.0}
+    assert runs.loc[1, "accuracy"] == 0.85                # the runs given are not changed

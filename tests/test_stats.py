@@ -4,10 +4,12 @@ by position), the sign test, Student-t intervals, and the metric table's default
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as sp
 
 from mlkit._errors import MlkitError
+from mlkit.runner.result import rows_of, runs_frame
 from mlkit.stats import (complete_repeats, matched, mean_confidence_interval, mean_spread,
                          paired_ttest, repetition_values, run_values, sign_test)
 
@@ -145,6 +147,79 @@ def test_run_and_repetition_values_are_keyed():
     assert experiment.repetition_values is stats.repetition_values
     assert experiment.complete_repeats is stats.complete_repeats
     assert metrics.mean_confidence_interval is stats.mean_confidence_interval
+
+
+def _runs(method, values, order):
+    """A runs frame of ``method``: one run per (repeat, fold) key of ``values``, its rows in
+    the order of ``order`` (a permutation of the keys), as the runner may record them."""
+    return runs_frame([{"dataset": "D", "method": method, "repeat": r, "fold": f,
+                        "metrics": {"accuracy": values[(r, f)]}} for r, f in order])
+
+
+def test_run_and_repetition_values_of_a_runs_frame_are_keyed_by_its_columns():
+    """The frame form: keys come from the ``repeat`` and ``fold`` columns whatever the rows'
+    order or the frame's index (a selection of a larger frame), and equal the records form."""
+    keys = [(r, f) for r in range(4) for f in range(3)]
+    values = dict(zip(keys, np.random.default_rng(3).uniform(0.5, 1.0, len(keys))))
+    order = [keys[i] for i in np.random.default_rng(4).permutation(len(keys))]
+    runs = _runs("M", values, order)
+    assert run_values(runs, "accuracy", 100) == pytest.approx(
+        {k: 100 * v for k, v in sorted(values.items())})
+    assert list(run_values(runs, "accuracy")) == sorted(keys)
+    # a function of the run's row: its columns, and the record itself
+    assert run_values(runs, lambda run: run["fold"]) == {k: k[1] for k in sorted(keys)}
+    assert run_values(runs, lambda run: run["record"]["repeat"]) == {
+        k: k[0] for k in sorted(keys)}
+    want = {r: 100 * np.mean([values[(r, f)] for f in range(3)]) for r in range(4)}
+    assert repetition_values(runs, "accuracy", 100, n_folds=3) == pytest.approx(want)
+    assert complete_repeats(runs, n_folds=3) == [0, 1, 2, 3]
+    # the frame form and the records form agree
+    recs = runs["record"].tolist()
+    assert run_values(recs, "accuracy") == run_values(runs, "accuracy")
+    assert repetition_values(recs, "accuracy", n_folds=3) == repetition_values(
+        runs, "accuracy", n_folds=3)
+    # a selection of a larger frame (its index has gaps) and a repetition in progress
+    pooled = pd.concat([_runs("other", values, keys), runs.iloc[:-1]], ignore_index=True)
+    mine = rows_of(pooled, "D", "M")
+    assert list(mine.index) == list(range(len(keys), 2 * len(keys) - 1))
+    missing = order[-1]
+    assert set(run_values(mine, "accuracy")) == set(keys) - {missing}
+    assert complete_repeats(mine, n_folds=3) == [r for r in range(4) if r != missing[0]]
+    assert set(repetition_values(mine, "accuracy", n_folds=3)) == set(range(4)) - {missing[0]}
+    # an unknown metric and a duplicated split are errors naming them
+    with pytest.raises(MlkitError, match="no run has the metric 'mean_ap'"):
+        run_values(runs, "mean_ap")
+    with pytest.raises(MlkitError, match=r"of M on D have repeat \d, fold \d: a run can be "
+                                         "paired only"):
+        run_values(pd.concat([runs, runs.iloc[[0]]]), "accuracy")
+    assert run_values(runs.iloc[:0], "accuracy") == {}
+    assert repetition_values(runs.iloc[:0], "accuracy") == {} and complete_repeats(
+        runs.iloc[:0]) == []
+
+
+def test_paired_ttest_of_two_runs_frames_pairs_split_by_split():
+    """Two methods' frames with rows in different orders: the test pairs the runs by
+    (repeat, fold) and equals scipy.stats.ttest_rel on the key-aligned arrays; pairing the
+    rows by position (the planted bug) gives another p."""
+    keys = [(r, f) for r in range(5) for f in range(2)]
+    rng = np.random.default_rng(6)
+    base = rng.normal(75, 8, len(keys))
+    a = dict(zip(keys, base + 0.8 + rng.normal(0, 0.6, len(keys))))
+    b = dict(zip(keys, base + rng.normal(0, 0.6, len(keys))))
+    fa = _runs("A", a, keys[::-1])
+    fb = _runs("B", b, [keys[i] for i in np.random.default_rng(5).permutation(len(keys))])
+    res = paired_ttest(run_values(fa, "accuracy"), run_values(fb, "accuracy"))
+    ref = sp.ttest_rel([a[k] for k in keys], [b[k] for k in keys])
+    assert res.t == pytest.approx(ref.statistic, rel=1e-10)
+    assert res.p == pytest.approx(ref.pvalue, rel=1e-10)
+    positional = sp.ttest_rel(fa["accuracy"], fb["accuracy"]).pvalue
+    assert abs(np.log(positional) - np.log(res.p)) > 1.0
+    # by repetition: the fold means, paired repeat by repeat
+    ra, rb = (repetition_values(f, "accuracy", n_folds=2) for f in (fa, fb))
+    rep = paired_ttest(ra, rb)
+    ref = sp.ttest_rel([np.mean([a[(r, f)] for f in range(2)]) for r in range(5)],
+                       [np.mean([b[(r, f)] for f in range(2)]) for r in range(5)])
+    assert rep.n == 5 and rep.p == pytest.approx(ref.pvalue, rel=1e-10)
 
 
 def test_metric_table_spread_is_the_95_t_interval_by_default(tmp_path):

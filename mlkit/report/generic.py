@@ -58,20 +58,21 @@ def counted_records(records, n_folds=1):
 def counted_runs(runs, n_folds=1):
     """:func:`counted_records` of a runs frame (:func:`~mlkit.runner.runs_frame`): its rows a
     table row counts."""
-    complete = set(complete_repeats(runs["record"].tolist(), n_folds))
+    complete = set(complete_repeats(runs, n_folds))
     if n_folds <= 1 or len(complete) < 2:
         return runs
     return runs[runs["repeat"].isin(complete)]
 
 
-def row_values(records, metric, scale=1.0, n_folds=1):
-    """The values a table row's mean ± spread is over: one per complete repetition
-    (:func:`~mlkit.stats.repetition_values`: a k-fold CV repetition counts as the mean
-    of its ``n_folds`` folds); while fewer than two repetitions of a k-fold CV are complete
-    (a single CV, or a long run in progress), its recorded folds."""
-    values = list(repetition_values(records, metric, scale, n_folds).values())
+def row_values(runs, metric, scale=1.0, n_folds=1):
+    """The values a table row's mean ± spread is over, from the runs frame ``runs``
+    (:func:`~mlkit.runner.result.runs_frame`) of one dataset and method: one per complete
+    repetition (:func:`~mlkit.stats.repetition_values`: a k-fold CV repetition counts as the
+    mean of its ``n_folds`` folds); while fewer than two repetitions of a k-fold CV are
+    complete (a single CV, or a long run in progress), its recorded folds."""
+    values = list(repetition_values(runs, metric, scale, n_folds).values())
     if n_folds > 1 and len(values) < 2:
-        values = [scale * r["metrics"][metric] for r in records]
+        values = [scale * v for v in runs[metric]] if len(runs) else []
     return np.array(values, dtype=float)
 
 
@@ -119,10 +120,9 @@ def metric_rows(result, spec, opts):
             row["method"] = m.display
             n_folds = folds_per_repeat(run_spec, ds.display)
             runs = counted_runs(runs.sort_values(["repeat", "fold"], kind="stable"), n_folds)
-            recs = runs["record"].tolist()
             for metric in run_spec.metrics:
                 label = METRICS.entry(metric).meta.get("label", metric)
-                mean, half = mean_spread(row_values(recs, metric, opts.scale, n_folds),
+                mean, half = mean_spread(row_values(runs, metric, opts.scale, n_folds),
                                          opts.spread)
                 pv = spec.paper_value(ds.display, m.display, metric, role=ds.role)
                 row[f"{label} (paper)"] = _paper_cell(pv, digits)
@@ -146,7 +146,7 @@ def metric_rows(result, spec, opts):
                 hits = [sum(v == edge for v in picked if v is not None) for edge in (lo, hi)]
                 if any(hits):
                     edges.setdefault((m.display, key, lo, hi), []).append(
-                        (ds.display, *hits, len(recs)))
+                        (ds.display, *hits, len(runs)))
             row["runs"] = len(runs)
             row["fit s"] = float(np.mean(runs["fit_s"].to_numpy(float)))
             rows.append(row)

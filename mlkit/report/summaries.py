@@ -1,4 +1,4 @@
-"""Aggregations of run records shared by every target: learning curves."""
+"""Aggregations of runs shared by every target: learning curves."""
 
 import re
 from pathlib import Path
@@ -7,6 +7,7 @@ import numpy as np
 
 from .._io import write_text
 from ..registry import METRICS
+from ..runner.result import as_runs_frame
 from .figures import integer_ticks
 from .style import (PAPER_LABEL, SINGLE_COLUMN, figure_legend, method_colour, panel_grid,
                     paper_kw, save_styled, styled)
@@ -14,18 +15,16 @@ from .style import (PAPER_LABEL, SINGLE_COLUMN, figure_legend, method_colour, pa
 __all__ = ["mean_curves", "plot_curves", "paper_models_line", "metric_name"]
 
 
-def _records_by_method(records):
+def mean_curves(runs, metric):
+    """{method: (stages 1..T, mean, std over runs)} from the staged curves (the ``curves``
+    column) of a runs frame (:func:`~mlkit.runner.result.runs_frame`; run records are read
+    through it), the methods in the frame's order, each curve cut to the shortest run's."""
+    runs = as_runs_frame(runs)
     out = {}
-    for r in records:
-        out.setdefault(r["method"], []).append(r)
-    return out
-
-
-def mean_curves(records, metric):
-    """{method: (stages 1..T, mean, std over runs)} from the records' staged curves."""
-    out = {}
-    for method, recs in _records_by_method(records).items():
-        curves = [r["curves"][metric] for r in recs if metric in r.get("curves", {})]
+    if runs.empty or "curves" not in runs.columns:
+        return out
+    for method, rows in runs.groupby("method", sort=False):
+        curves = [c[metric] for c in rows["curves"] if isinstance(c, dict) and metric in c]
         if not curves:
             continue
         length = min(len(c) for c in curves)
@@ -66,10 +65,11 @@ def paper_models_line(ax, method, written, last):
 
 
 @styled
-def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
+def plot_curves(runs, metric, out_dir, name, *, caption, title="", ylim=None,
                 max_stages=None, hline=None, paper=None, paper_models=None, data=None):
     """Learning curves (metric vs number of base models), mean line with a ±1 sd band,
-    in the figure style of :mod:`mlkit.report.style`.
+    in the figure style of :mod:`mlkit.report.style`, from the ``curves`` of a runs frame
+    (or run records; :func:`mean_curves`).
 
     Each method is drawn in its :func:`~mlkit.report.style.method_colour`; the y-axis is
     scaled to the data unless ``ylim`` is given (it is then widened to hold every mean).
@@ -83,7 +83,7 @@ def plot_curves(records, metric, out_dir, name, *, caption, title="", ylim=None,
     "<metric> vs number of base models"); ``caption`` goes to ``<name>.md`` beside it.
     Returns the files written (the PNG, PDF and caption).
     """
-    curves = mean_curves(records, metric)
+    curves = mean_curves(runs, metric)
     if not curves:
         return []
     label = metric_name(metric)

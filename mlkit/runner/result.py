@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 __all__ = ["RunResult", "QUICK_NOTE", "WARNINGS_LOG", "runs_frame", "runs_by", "runs_of",
-           "RUN_COLUMNS"]
+           "rows_of", "as_runs_frame", "RUN_COLUMNS"]
 
 #: the columns every runs frame starts with (a record's split and method)
 RUN_COLUMNS = ("dataset", "method", "method_name", "repeat", "fold", "split_seed",
@@ -78,15 +78,27 @@ def runs_by(frame, keys=("dataset", "method")):
     return {k: g["record"].tolist() for k, g in frame.groupby(by, sort=False)}
 
 
-def runs_of(frame, dataset=None, method=None):
-    """The records of the runs of ``frame`` (:func:`runs_frame`) on ``dataset`` by
+def as_runs_frame(runs):
+    """``runs`` as a runs frame: a data frame as it is, run records (a list of dicts)
+    through :func:`runs_frame`, for the helpers that take either."""
+    return runs if isinstance(runs, pd.DataFrame) else runs_frame(list(runs))
+
+
+def rows_of(frame, dataset=None, method=None):
+    """The rows of the runs frame ``frame`` (:func:`runs_frame`) of the runs on ``dataset`` by
     ``method`` (None: any), selected with pandas, in the frame's order."""
     mask = pd.Series(True, index=frame.index)
     if dataset is not None:
         mask &= frame["dataset"] == dataset
     if method is not None:
         mask &= frame["method"] == method
-    return frame.loc[mask, "record"].tolist()
+    return frame.loc[mask]
+
+
+def runs_of(frame, dataset=None, method=None):
+    """The records of the runs of ``frame`` (:func:`runs_frame`) on ``dataset`` by
+    ``method`` (None: any): the ``record`` column of :func:`rows_of`."""
+    return rows_of(frame, dataset, method)["record"].tolist()
 
 
 @dataclass

@@ -13,7 +13,7 @@ import scipy.stats as _st
 from ..._io import read_json
 from ...config import DatasetSpec, ProtocolSpec
 from ...registry import DATASETS
-from ...runner.result import runs_by, runs_frame
+from ...runner.result import rows_of, runs_by, runs_frame
 from ...stats import paired_ttest, run_values
 from ...targets import resolve_target, saved_results, target_spec
 from ...verify import ClaimResult, paper_alpha, register_claim
@@ -106,6 +106,11 @@ def run_accuracy(record):
     problems = [v for v in record.get("test_extras", {}).get("problem_test", [])
                 if v is not None]
     return 100 * (float(np.mean(problems)) if problems else record["metrics"]["accuracy"])
+
+
+def _run_accuracy(run):
+    """:func:`run_accuracy` of a run's row of a runs frame."""
+    return run_accuracy(run["record"])
 
 
 def roughness_ratio(best, full):
@@ -428,8 +433,8 @@ def claim_4(runs, th):
             best = [max(ms, key=lambda m: acc[m][i]) for i in range(len(sizes))]
             margin = min(acc[rule][i] - max(acc[m][i] for m in rivals)
                          for i in range(len(sizes)))
-            vs = [{m: paired_ttest(run_values(records_by.get((label, rule), []), run_accuracy),
-                                   run_values(records_by.get((label, m), []), run_accuracy),
+            vs = [{m: paired_ttest(run_values(rows_of(frame, label, rule), _run_accuracy),
+                                   run_values(rows_of(frame, label, m), _run_accuracy),
                                    alpha=paper_alpha(PAPER), missing="drop")
                    for m in rivals} for _, label in sizes]
             top = all(not t.worse for tests in vs for t in tests.values())

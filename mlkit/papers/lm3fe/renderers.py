@@ -21,7 +21,7 @@ from ...registry import METRICS
 from ...report import format_mean_ci, write_table
 from ...report.style import (DOUBLE_COLUMN, figure_legend, method_colour, panel_grid,
                              save_styled, styled)
-from ...runner.result import runs_frame, runs_of
+from ...runner.result import rows_of, runs_frame, runs_of
 from ...targets import Rendered, register_renderer
 
 __all__ = ["cells", "cell_values", "curve_of", "SELECTION", "TRANSFORMATION"]
@@ -86,16 +86,10 @@ def paper_count(opts, name, n):
     return n
 
 
-def _cell(runs, label, method):
-    """The rows of a runs frame (:func:`~mlkit.runner.runs_frame`) of one (dataset label,
-    method), in the frame's order."""
-    return runs[(runs["dataset"] == label) & (runs["method"] == method)]
-
-
 def cell_values(runs, label, method, metric):
     """Test values of ``metric`` over the draws of one (dataset label, method) of a runs
     frame."""
-    mine = _cell(runs, label, method)
+    mine = rows_of(runs, label, method)
     return mine[metric].to_numpy(float) if len(mine) else np.array([], float)
 
 
@@ -103,7 +97,7 @@ def curve_of(runs, label, method, metric, param="percent"):
     """(values of ``param``, (draws, values) array of test ``metric``) from the runs'
     ``grid_curves`` (a runs frame), or (None, None) when the method has no curve over
     ``param``."""
-    mine = _cell(runs, label, method)
+    mine = rows_of(runs, label, method)
     curves = mine["grid_curves"] if "grid_curves" in mine else pd.Series([], dtype=object)
     recs = mine.loc[curves.map(lambda g: isinstance(g, dict) and param in g), "record"] \
         .tolist() if len(curves) else []
@@ -193,7 +187,7 @@ def render_table(result, out_dir, spec):
             for n, label, role in entries:
                 pn = paper_count(opts, name, n)
                 head = f"{pn}" if pn == n else f"{pn} (ours {n})"
-                mine = _cell(runs, label, method)
+                mine = rows_of(runs, label, method)
                 for metric in opts.metrics:
                     vals = cell_values(runs, label, method, metric)
                     mean, sd = _mean_sd(vals)
@@ -347,7 +341,7 @@ def render_class_f1(result, out_dir, spec):
         fig, (ax,) = panel_grid(1, width=DOUBLE_COLUMN, panel_height=2.6)
         shown = []
         for j, method in enumerate(methods):
-            mine = _cell(runs, label, method)
+            mine = rows_of(runs, label, method)
             recs = mine.loc[mine["class_f1"].notna(), "record"].tolist() \
                 if "class_f1" in mine else []
             if not recs:
@@ -499,11 +493,11 @@ def ablation_rows(runs, base_runs, labels, metrics, alpha):
                 mine, diffs = [], []
                 tally = {"better": 0, "tie": 0, "worse": 0, "untested": 0}
                 for label in labels:
-                    b = run_values(runs_of(base_runs, label, base), metric)
+                    b = run_values(rows_of(base_runs, label, base), metric)
                     if change is None:
                         a = b
                     else:
-                        a = run_values(runs_of(runs, label, change), metric)
+                        a = run_values(rows_of(runs, label, change), metric)
                     if not a:
                         continue
                     mine.append(np.mean(list(a.values())))

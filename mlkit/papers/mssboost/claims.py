@@ -39,11 +39,12 @@ def _from_table2(sep="; ", suffix=""):
                 return ClaimResult(None, "no saved results: run `mlkit reproduce "
                                          "mssboost/table2` (or with --quick) first")
             th = target_spec(resolve_target(f"{PAPER}/table2"))[0].thresholds
-            ok, parts = fn(runs_frame(records), out_dir, th)
+            runs = runs_frame(records)
+            ok, parts = fn(runs, out_dir, th)
             text = sep.join(parts) + suffix
-            alt = _with_intercept_as_mssboost(records)
+            alt = _with_intercept_as_mssboost(runs)
             if alt is not None:
-                ok_i, parts_i = fn(runs_frame(alt), out_dir, th)
+                ok_i, parts_i = fn(alt, out_dir, th)
                 text += (f" || {INTERCEPT} in MSSBoost's place: "
                          f"{'PASS' if ok_i else 'FAIL'}: " + sep.join(parts_i))
             return ClaimResult(ok, text + f" [{'quick' if quick else 'full'} results in "
@@ -52,13 +53,18 @@ def _from_table2(sep="; ", suffix=""):
     return decorate
 
 
-def _with_intercept_as_mssboost(records):
-    """The records with the :data:`INTERCEPT` runs relabelled "MSSBoost" (the literal
-    MSSBoost's runs left out), or None when there are none."""
-    if not any(r["method"] == INTERCEPT for r in records):
+def _with_intercept_as_mssboost(runs):
+    """The runs frame ``runs`` with the :data:`INTERCEPT` runs relabelled "MSSBoost" (their
+    ``method`` and their records' ``method``; the literal MSSBoost's runs left out), a new
+    frame in the same order, or None when there are none."""
+    if not (runs["method"] == INTERCEPT).any():
         return None
-    return [{**r, "method": "MSSBoost"} if r["method"] == INTERCEPT else r
-            for r in records if r["method"] != "MSSBoost"]
+    alt = runs[runs["method"] != "MSSBoost"].reset_index(drop=True)
+    intercept = alt["method"] == INTERCEPT
+    alt["method"] = alt["method"].where(~intercept, "MSSBoost")
+    alt["record"] = [{**r, "method": "MSSBoost"} if i else r
+                     for r, i in zip(alt["record"], intercept)]
+    return alt
 
 
 def _datasets(runs):

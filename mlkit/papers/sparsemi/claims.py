@@ -10,7 +10,7 @@ paper states none: 0.05); a difference that is not significant is a tie.
 import numpy as np
 
 from ...experiment import folds_per_repeat
-from ...runner.result import runs_frame, runs_of
+from ...runner.result import rows_of, runs_frame
 from ...stats import paired_ttest, repetition_values
 from ...targets import read_summary, resolve_target, saved_results, target_spec
 from ...verify import ClaimResult, paper_alpha, register_claim
@@ -48,7 +48,7 @@ def _acc(runs, dataset, method, spec):
     """{repeat: accuracy %} of the complete repetitions of ``method`` on ``dataset`` (the
     paper's "ten runs": on MUSK the mean of a 10-fold CV's folds). A repetition is complete
     with as many folds as the protocol of ``spec`` (the config of the runs) gives the set."""
-    return repetition_values(runs_of(runs, dataset, method), "accuracy", 100,
+    return repetition_values(rows_of(runs, dataset, method), "accuracy", 100,
                              n_folds=folds_per_repeat(spec, dataset))
 
 
@@ -269,13 +269,10 @@ def claim_2():
 def _by_rule(runs, method, rule):
     """``runs`` with ``method``'s runs as the grid rule ``rule`` would have made them
     (the refit its record keeps under ``also``); runs without it are left out."""
-    out = []
-    for r in runs["record"]:
-        if r["method"] != method:
-            out.append(r)
-        elif rule in r.get("also", {}):
-            out.append({**r, **r["also"][rule]})
-    return runs_frame(out)
+    mine = runs["method"] == method
+    kept = runs[~mine | runs["record"].map(lambda r: rule in (r.get("also") or {}))]
+    return runs_frame([{**r, **r["also"][rule]} if m else r
+                       for r, m in zip(kept["record"], mine[kept.index])])
 
 
 def _versus_miles(runs, spec, th):

@@ -22,6 +22,7 @@ from ...report.figures import integer_ticks
 from ...report.style import (OKABE_ITO, figure_legend, legend_cell, method_colour,
                              panel_grid, paper_kw, save_styled, styled)
 from ...report.generic import MetricTableOptions, metric_rows, over_runs, row_values
+from ...runner.result import rows_of
 from ...targets import Rendered, register_renderer
 
 
@@ -345,8 +346,9 @@ def render_fig3(result, out_dir, spec):
         for k, m in enumerate(methods):
             mean, sd = [], []
             for s in names:
-                v = row_values(result.records_of(dataset=s, method=m), "accuracy",
-                               opts.scale, folds_per_repeat(run_spec, s))
+                cell = rows_of(result.frame, s, m).sort_values(["repeat", "fold"],
+                                                               kind="stable")
+                v = row_values(cell, "accuracy", opts.scale, folds_per_repeat(run_spec, s))
                 mean.append(v.mean() if len(v) else np.nan)
                 sd.append(v.std(ddof=1) if len(v) > 1 else 0.0)
             x = np.arange(len(names)) + (k - (len(methods) - 1) / 2) * width

@@ -7,7 +7,7 @@ import pandas as pd
 from ....report import format_mean_ci, write_table
 from ....stats import run_values
 from ....targets import Rendered, register_renderer, resolve_target, saved_results, target_spec
-from ....runner.result import runs_frame, runs_of
+from ....runner.result import rows_of, runs_frame
 from .real import INTERCEPT, _caption, _mean_metric, _paired
 
 #: the reference row (Table 2's literal MSSBoost) and the table2 row that is an ablation too
@@ -15,23 +15,25 @@ REFERENCE = "MSSBoost"
 FROM_TABLE2 = (INTERCEPT,)
 
 
-def ablation_rows(records, reference, datasets, changes):
+def ablation_rows(runs, reference, datasets, changes):
     """Per (collection, row): the row's Mean-AP, the mean paired difference to the reference
     (Table 2's MSSBoost) on the splits both have and the paired t-test's p
-    (:func:`~.real._paired`). ``changes``: [(row, {collection: what changed})]."""
-    pooled, reference = runs_frame(list(records) + list(reference)), runs_frame(reference)
+    (:func:`~.real._paired`). ``runs``: the ablation's runs frame
+    (:func:`~mlkit.runner.result.runs_frame`), ``reference``: Table 2's;
+    ``changes``: [(row, {collection: what changed})]."""
+    pooled = pd.concat([runs, reference], ignore_index=True)
     rows, figures = [], {}
     for label in datasets:
-        base = runs_of(reference, label, REFERENCE)
-        if not base:
+        base = rows_of(reference, label, REFERENCE)
+        if base.empty:
             continue
         rows.append({"collection": label, "row": f"{REFERENCE} (table2)",
                      "change": "none: Table 2's run",
                      "Mean-AP": format_mean_ci(*_mean_metric(base)),
                      "vs table2": "-", "p": "-"})
         for method, change in changes:
-            mine = runs_of(pooled, label, method)
-            if not mine:
+            mine = rows_of(pooled, label, method)
+            if mine.empty:
                 continue
             a, b = run_values(mine, "mean_ap"), run_values(base, "mean_ap")
             diffs = [a[k] - b[k] for k in a if k in b]
@@ -69,9 +71,9 @@ def render_ablation(result, out_dir, spec):
     """The table of every ablation row against Table 2's literal MSSBoost (its committed
     runs, read from ``mssboost/table2``); table2's intercept row is the init change."""
     table2 = resolve_target("mssboost/table2")
-    reference = saved_results(table2)[0] or []
+    reference = runs_frame(saved_results(table2)[0] or [])
     changes = _changes(result.spec, target_spec(table2)[0])
-    rows, figures = ablation_rows(result.records, reference, list(result.datasets), changes)
+    rows, figures = ablation_rows(result.frame, reference, list(result.datasets), changes)
     repeats = result.spec.protocol.repeats
     caption = _caption(result, "Ablation (no table of the paper): Table 2's literal MSSBoost "
                        "(T = 100, zero start, clip, the chi-square filter, Table 2's settings) "

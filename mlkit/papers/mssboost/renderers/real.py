@@ -20,7 +20,7 @@ from ....report.figures import integer_ticks
 from ....report.style import (DOUBLE_COLUMN, PAPER_LABEL, figure_legend, legend_cell,
                               method_colour, panel_grid, paper_kw, save_styled, styled)
 from ....report.summaries import mean_curves
-from ....runner.result import runs_of
+from ....runner.result import rows_of, runs_of
 from ....stats import mean_confidence_interval, paired_ttest, run_values
 from ....targets import Rendered, register_renderer
 from ....verify import paper_alpha
@@ -61,8 +61,12 @@ def _caption(result, extra="", paper_shown=True):
     return f"{text} {extra}".strip()
 
 
-def _mean_metric(records, metric="mean_ap"):
-    return mean_confidence_interval([r["metrics"][metric] for r in records])
+def _mean_metric(runs, metric="mean_ap"):
+    """Mean and 95% t-interval half-width of ``metric`` over runs: the rows of a runs frame
+    or run records."""
+    if isinstance(runs, pd.DataFrame):
+        return mean_confidence_interval(runs[metric].to_numpy(dtype=float))
+    return mean_confidence_interval([r["metrics"][metric] for r in runs])
 
 
 def _paired(runs, dataset, a, b, value="mean_ap"):
@@ -72,9 +76,17 @@ def _paired(runs, dataset, a, b, value="mean_ap"):
     t-test over the 10 splits at the ``alpha`` of claims.yaml). ``value``: a metric name
     or a function of a run record; ``runs``: a runs frame (:func:`~mlkit.runner.runs_frame`).
     Returns a :class:`~mlkit.stats.PairedTest`."""
-    return paired_ttest(run_values(runs_of(runs, dataset, a), value),
-                        run_values(runs_of(runs, dataset, b), value),
+    return paired_ttest(_run_values(runs, dataset, a, value),
+                        _run_values(runs, dataset, b, value),
                         alpha=paper_alpha(PAPER), missing="drop")
+
+
+def _run_values(runs, dataset, method, value):
+    """{(repeat, fold): value} of ``method``'s runs on ``dataset`` (a runs frame;
+    :func:`~mlkit.stats.run_values`): ``value`` a column of the frame or a function of a run
+    record."""
+    get = value if isinstance(value, str) else (lambda run: value(run["record"]))
+    return run_values(rows_of(runs, dataset, method), get)
 
 
 def _ensembles_ap(runs, dataset):
@@ -114,8 +126,7 @@ def split_ratios(runs, dataset, num, den, value):
     """``value(run of num) / value(run of den)`` split by split, the runs (a runs frame)
     matched by (repeat, fold) (:func:`~mlkit.stats.run_values`); splits one method lacks
     are left out."""
-    a = run_values(runs_of(runs, dataset, num), value)
-    b = run_values(runs_of(runs, dataset, den), value)
+    a, b = _run_values(runs, dataset, num, value), _run_values(runs, dataset, den, value)
     return np.array([a[k] / b[k] for k in a if k in b and b[k] > 0
                      and np.isfinite(a[k] / b[k])])
 
@@ -379,20 +390,20 @@ def prediction_speedups(runs, dataset, fractions=(1.0, 0.9), method="MSSBoost"):
     Baseline's prediction seconds on the test part over those of the first t models of
     ``method`` (``stage_predict_s``, the same run's test part); seconds and speed-up are
     medians over the splits (NaN when not reached). ``runs``: a runs frame."""
-    base = runs_of(runs, dataset, "Baseline")
-    mss = [r for r in runs_of(runs, dataset, method) if "stage_predict_s" in r]
-    if not base or not mss:
+    base, mss = rows_of(runs, dataset, "Baseline"), rows_of(runs, dataset, method)
+    mss = mss[mss["stage_predict_s"].notna()] if "stage_predict_s" in mss else mss.iloc[:0]
+    if base.empty or mss.empty:
         return {}
     base_map = _mean_metric(base)[0]
     curve = mean_curves(mss, "mean_ap")[method][1]
-    base_s = run_values(base, lambda r: r["timings"]["predict_s"])
+    base_s = run_values(base, "predict_s")
     out = {}
     for frac in fractions:
         t = _models_to_reach(curve, frac * base_map)
         if not t:
             out[frac] = (None, float("nan"), _median(list(base_s.values())), float("nan"))
             continue
-        stage = run_values(mss, lambda r: r["stage_predict_s"][t - 1])
+        stage = run_values(mss, lambda run: run["stage_predict_s"][t - 1])
         keys = [k for k in stage if k in base_s]
         out[frac] = (t, _median([stage[k] for k in keys]), _median([base_s[k] for k in keys]),
                      _median([base_s[k] / stage[k] for k in keys]))
@@ -751,5 +762,9 @@ def _shown(result, spec):
 
 
 def _first_run(runs, dataset, method):
-    """The run Figs. 7-8 show: the first repetition's of ``method`` on ``dataset``."""
-    return min(runs_of(runs, dataset, method), key=lambda r: (r["repeat"], r["fold"]))
+    """The record of the run Figs. 3, 7 and 8 show: the first split's (lowest repeat, then
+    fold) of ``method`` on ``dataset`` (None: any) in a runs frame."""
+    mine = rows_of(runs, dataset, method)
+    if mine.empty:
+        raise MlkitError(f"no run of {method} on {dataset or 'any dataset'} to show")
+    return mine.sort_values(["repeat", "fold"], kind="stable")["record"].iloc[0]

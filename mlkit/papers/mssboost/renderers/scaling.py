@@ -21,7 +21,7 @@ from ....report import format_mean_ci, write_table
 from ....report.style import (DOUBLE_COLUMN, figure_legend, method_colour, panel_grid,
                              paper_kw, save_styled, styled)
 from ....report.summaries import mean_curves
-from ....runner.result import runs_of
+from ....runner.result import rows_of, runs_of
 from ....stats import run_values
 from ....targets import Rendered, register_renderer
 from .real import _mean_metric, _median, _models_to_reach, fit_cpu_seconds, split_ratios
@@ -69,9 +69,10 @@ def support_fractions(base, mss, n_features, rf, rd):
     return s_base, sv_mss / (len(mss["model"]["model_sizes"]) * draws)
 
 
-def _size_at(record, t):
-    """Model size of MSSBoost's first t base models (its prediction cost there)."""
-    return float(np.sum(record["model"]["model_sizes"][:t]))
+def _size_at(run, t):
+    """Model size of MSSBoost's first t base models (its prediction cost there), of a run's
+    row of a runs frame."""
+    return float(np.sum(run["model_sizes"][:t]))
 
 
 def level_ratios(runs, dataset, fractions=(1.0, 0.9)):
@@ -79,10 +80,10 @@ def level_ratios(runs, dataset, fractions=(1.0, 0.9)):
     size / that of MSSBoost's first t models)}: t the fewest models whose mean Mean-AP
     curve reaches ``fraction`` of the Baseline's mean Mean-AP (claim 5's rule, in kernel
     cost per prediction, #support vectors x #features, rather than seconds)."""
-    base, mss = runs_of(runs, dataset, "Baseline"), runs_of(runs, dataset, "MSSBoost")
+    base, mss = rows_of(runs, dataset, "Baseline"), rows_of(runs, dataset, "MSSBoost")
     curve = mean_curves(mss, "mean_ap")["MSSBoost"][1]
     base_map = _mean_metric(base)[0]
-    b = run_values(base, lambda r: r["model"]["model_size"])
+    b = run_values(base, "model_size")
     out = {}
     for frac in fractions:
         t = _models_to_reach(curve, frac * base_map)

@@ -13,7 +13,7 @@ from ....report.style import (SINGLE_COLUMN, figure_legend, method_colour, panel
                               save_styled, styled)
 from ....stats import mean_confidence_interval, run_values
 from ....targets import Rendered, register_renderer
-from ....runner.result import runs_of
+from ....runner.result import rows_of, runs_of
 from ..data import make_shared_concepts, within_group_phi
 from .real import INTERCEPT, _mean_metric, _paired
 
@@ -24,8 +24,8 @@ GAPS = (("MSSBoost", "RSBag"), (INTERCEPT, "RSBag"), ("MSSBoost", "NSBoost"))
 def paired_gap(runs, dataset, a, b):
     """Mean and 95% t-interval half-width of Mean-AP(a) - Mean-AP(b) over the splits both
     have (matched by repeat and fold), and the paired t-test's p; ``runs``: a runs frame."""
-    ra, rb = run_values(runs_of(runs, dataset, a), "mean_ap"), \
-        run_values(runs_of(runs, dataset, b), "mean_ap")
+    ra, rb = run_values(rows_of(runs, dataset, a), "mean_ap"), \
+        run_values(rows_of(runs, dataset, b), "mean_ap")
     diffs = [ra[k] - rb[k] for k in ra if k in rb]
     mean, half = mean_confidence_interval(diffs)
     return mean, half, _paired(runs, dataset, a, b).p

@@ -14,8 +14,8 @@ from ....metrics import mean_confidence_interval
 from ....report import format_mean_ci, write_table
 from ....report.style import SINGLE_COLUMN, figure_legend, panel_grid, save_styled, styled
 from ....report.summaries import mean_curves, plot_curves
-from ....runner.result import runs_of
 from ....targets import Rendered, register_renderer
+from .real import _first_run
 from ..data import MSSBOOST_SYNTHETIC_BOXES, MSSBOOST_SYNTHETIC_REGIONS
 
 LABEL_COLOURS = ("tab:red", "tab:blue", "tab:green")
@@ -99,11 +99,6 @@ def stump_scores(base_models, X):
                                      b["right"]) for b in base_models])
 
 
-def _first(runs, method):
-    """The first split's run of ``method`` in a runs frame."""
-    return min(runs_of(runs, method=method), key=lambda r: (r["repeat"], r["fold"]))
-
-
 def _boundary_labels(base_models, feature, gap):
     """(position, "t1,t2,...") for the stumps on ``feature``: thresholds less than ``gap``
     apart share one label at their mean position, so the numbers never overlap."""
@@ -140,7 +135,7 @@ def render_fig3(result, out_dir, spec):
     data = result.dataset
     split = make_splits(data, result.spec.protocol)[0]
     train = data.subset(split.train)
-    runs = {m: _first(result.frame, m) for m in ("MSSBoost", "NSBoost")}
+    runs = {m: _first_run(result.frame, None, m) for m in ("MSSBoost", "NSBoost")}
     fig, axes = panel_grid(3, ncols=3, panel_height=3.8)
     mss = runs["MSSBoost"]["model"]
     ax = axes[0]
@@ -214,7 +209,7 @@ def _error_at(runs, method, t):
 def render_fig4(result, out_dir, spec):
     """Fig. 4: test Hamming error vs number of base models, RSBag / NSBoost / MSSBoost,
     with where the paper says each reaches its best (Sec. 6.1)."""
-    records = result.records
+    runs = result.frame
     tol = spec.options.converge_tol
     n_runs = spec.protocol.repeats
     ds = spec.datasets[0].display
@@ -226,11 +221,11 @@ def render_fig4(result, out_dir, spec):
                        "method reaches its best (Sec. 6.1: " + ", ".join(
                            f"{m} {v}" for m, v in paper_models.items())
                        + "; it prints no error values).")
-    files = plot_curves(records, "hamming_error", out_dir, "fig4", caption=caption,
+    files = plot_curves(runs, "hamming_error", out_dir, "fig4", caption=caption,
                         title=spec.title, paper_models=paper_models,
                         data="ours: synthetic data (reconstructed generator)\n"
                              "paper: its own synthetic set")
-    curves = mean_curves(records, "hamming_error")
+    curves = mean_curves(runs, "hamming_error")
     rows, figures = [], {}
     for method, (_, mean, _) in curves.items():
         reach = models_to_best(mean, tol)
@@ -241,7 +236,7 @@ def render_fig4(result, out_dir, spec):
         figures[f"models_to_best.{method}"] = reach
         for t in (5, 12, 20):
             if t <= len(mean):
-                m, h = _error_at(result.frame, method, t)
+                m, h = _error_at(runs, method, t)
                 row[f"error @{t} (ours)"] = format_mean_ci(m, h)
                 figures[f"error@{t}.{method}"] = m
         figures[f"best_error.{method}"] = float(mean.min())
