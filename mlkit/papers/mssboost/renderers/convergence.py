@@ -20,7 +20,7 @@ from ...._errors import MlkitError
 from ....registry import METHODS
 from ....report import format_mean_ci, write_table
 from ....report.style import DOUBLE_COLUMN, figure_legend, panel_grid, save_styled, styled
-from ....runner.result import runs_frame, runs_of
+from ....runner.result import as_runs_frame, runs_of
 from ....stats import mean_confidence_interval, paired_ttest, run_values
 from ....targets import Rendered, register_renderer
 from ....verify import paper_alpha
@@ -89,7 +89,7 @@ def run_facts(record, *, tol, early, boundaries, edge_tol):
                        for side in boundaries]}
 
 
-def convergence_rows(records, methods, changes, *, reference, tol, early, edge_tol,
+def convergence_rows(runs, methods, changes, *, reference, tol, early, edge_tol,
                      boundaries=None):
     """The table rows and headline figures: per method (``methods`` in order, ``reference``
     first), the models to within ``tol`` of the mean curve's minimum and that minimum;
@@ -97,9 +97,10 @@ def convergence_rows(records, methods, changes, *, reference, tol, early, edge_t
     error at ``early`` models, each paired with ``reference`` on the splits both have
     (two-sided paired t-test, :func:`mlkit.stats.paired_ttest` at the paper's alpha); the
     error after the last model; the mean number of true boundaries found by ``early``
-    models and the runs that found all by the last. ``changes``: {method: what changed}."""
+    models and the runs that found all by the last. ``runs``: the runs frame (or records);
+    ``changes``: {method: what changed}."""
     boundaries = boundaries or true_boundaries()
-    frame = runs_frame(list(records))
+    frame = as_runs_frame(runs)
     base = runs_of(frame, method=reference)
     if not base:
         raise MlkitError(f"mssboost/convergence: no runs of the reference row {reference!r}")
@@ -198,11 +199,11 @@ def row_changes(spec, reference):
     return out
 
 
-def _plot(records, methods, boundaries, edge_tol, tol):
+def _plot(runs, methods, boundaries, edge_tol, tol):
     """(a) the mean error curves with each one's models-to-``tol`` marked; (b) the mean
     number of true boundaries found among the first t models."""
     fig, (ax_err, ax_found) = panel_grid(2, ncols=2, width=DOUBLE_COLUMN, panel_height=2.8)
-    frame = runs_frame(list(records))
+    frame = as_runs_frame(runs)
     for method, colour in zip(methods, ROW_COLOURS):
         mine = runs_of(frame, method=method)
         if not mine:
@@ -239,11 +240,11 @@ def render_convergence(result, out_dir, spec):
     methods = [m.display for m in result.spec.methods]
     changes = row_changes(result.spec, opts.reference)
     boundaries = true_boundaries()
-    rows, figures = convergence_rows(result.records, methods, changes,
+    rows, figures = convergence_rows(result.frame, methods, changes,
                                      reference=opts.reference, tol=opts.converge_tol,
                                      early=opts.early, edge_tol=opts.edge_tol,
                                      boundaries=boundaries)
-    fig = _plot(result.records, methods, boundaries, opts.edge_tol, opts.converge_tol)
+    fig = _plot(result.frame, methods, boundaries, opts.edge_tol, opts.converge_tol)
     files = save_styled(fig, out_dir, "convergence", title=spec.title)
     sides = ", ".join(f"{'xy'[f]} = {v:g}" for f, v in boundaries)
     caption = (f"Data: {result.dataset.provenance}{result.caption_note}. No table or figure "
