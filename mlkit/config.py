@@ -126,7 +126,11 @@ class DatasetSpec(_Strict):
     ``label`` names its rows (default: the name or file name), ``role`` the paper collection
     it stands in for, and ``method_params`` per-dataset parameters of the methods, keyed by
     method label, or ``"*"`` for every method that takes the parameter and does not set it
-    itself (e.g. the rd/rf chosen for that collection); ``method_grids`` likewise replaces,
+    itself (e.g. the rd/rf chosen for that collection); ``split_method_params`` gives, per
+    repetition number, parameters laid over ``method_params`` on that repetition's runs
+    only, keyed alike (e.g. settings chosen on each split's own training part: repetition
+    ``r`` runs at the values chosen on split ``r``'s training part, never on data that is
+    in its test part); ``method_grids`` likewise replaces,
     per parameter, the values a method's ``grid`` searches on this dataset (e.g. wider kernel
     widths where the features keep their raw scale); ``protocol`` changes the fields it
     names of the config's protocol for this dataset (e.g. 10-fold CV for MUSK, 50/50 splits
@@ -141,6 +145,8 @@ class DatasetSpec(_Strict):
     role: Optional[str] = None
     params: dict[str, Any] = Field(default_factory=dict)
     method_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # {repetition: {method label or "*": params}}: over method_params on that repetition
+    split_method_params: dict[int, dict[str, dict[str, Any]]] = Field(default_factory=dict)
     method_grids: dict[str, dict[str, _Values]] = Field(default_factory=dict)
     protocol: Optional[dict[str, Any]] = None   # fields of the config's protocol to change
     # run it only when its files are in the data home (a paper's own data that the user may
@@ -158,12 +164,17 @@ class DatasetSpec(_Strict):
     def display(self):
         return self.label or self.name or Path(self.path).name
 
-    def params_for(self, method):
+    def params_for(self, method, repeat=None):
         """The method's parameters on this dataset: those of "*" it takes fill in what the
-        method does not set itself; then those given for its label override."""
+        method does not set itself; then those given for its label override. With
+        ``repeat``, those ``split_method_params`` gives for that repetition are laid over
+        them the same way (its "*" over the dataset's "*", its label's over the label's)."""
         valid = _param_names(METHODS.get(method.name))
         common = {k: v for k, v in self.method_params.get("*", {}).items() if k in valid}
-        return {**common, **method.params, **self.method_params.get(method.display, {})}
+        split = self.split_method_params.get(repeat, {}) if repeat is not None else {}
+        common.update({k: v for k, v in split.get("*", {}).items() if k in valid})
+        return {**common, **method.params, **self.method_params.get(method.display, {}),
+                **split.get(method.display, {})}
 
     def grid_for(self, method):
         """The method's grid on this dataset: its own, with the values given under "*" (for
@@ -171,9 +182,10 @@ class DatasetSpec(_Strict):
         common = {k: v for k, v in self.method_grids.get("*", {}).items() if k in method.grid}
         return {**method.grid, **common, **self.method_grids.get(method.display, {})}
 
-    def method_as_run(self, method):
-        """``method`` with this dataset's parameters and grid (what a run on it uses)."""
-        return method.model_copy(update={"params": self.params_for(method),
+    def method_as_run(self, method, repeat=None):
+        """``method`` with this dataset's parameters and grid (what a run on it uses; on
+        repetition ``repeat``, with that repetition's ``split_method_params``)."""
+        return method.model_copy(update={"params": self.params_for(method, repeat),
                                          "grid": self.grid_for(method)})
 
     def protocol_over(self, protocol):
@@ -228,6 +240,9 @@ class MethodSpec(_Strict):
     #: the label whose seeds the runs take (default: their own): rows of an ablation that
     #: change one setting share the random state and the inner folds of the row they vary
     seed_from: Optional[str] = None
+    #: run on the protocol's first ``repeats`` repetitions only (None: on all of them), e.g.
+    #: a search whose choice only the first split's runs read
+    repeats: Optional[int] = Field(None, ge=1)
 
     @model_validator(mode="after")
     def _borrowed_in_grid(self):
@@ -701,6 +716,22 @@ def _check_names(spec, path, node, origins):
             if k not in taken:
                 raise ConfigError(f"{at(*dloc, 'method_params', '*', k, key_line=True)}: no "
                                   f"method takes the parameter {k!r}{did_you_mean(k, taken)}")
+        repeats = ds.protocol_over(spec.protocol).repeats
+        for r, by_label in ds.split_method_params.items():
+            rloc = (*dloc, "split_method_params", r)
+            if not 0 <= r < repeats:
+                raise ConfigError(f"{at(*rloc, key_line=True)}: split_method_params names "
+                                  f"repetition {r}; the protocol has repetitions 0-"
+                                  f"{repeats - 1}")
+            for ref, params in by_label.items():
+                if ref != "*" and ref not in labels:
+                    raise ConfigError(f"{at(*rloc, ref, key_line=True)}: split_method_params "
+                                      f"names no method {ref!r}{did_you_mean(ref, labels)}; "
+                                      f"methods: {', '.join(labels)}")
+                for k in (params if ref == "*" else ()):
+                    if k not in taken:
+                        raise ConfigError(f"{at(*rloc, ref, k, key_line=True)}: no method "
+                                          f"takes the parameter {k!r}{did_you_mean(k, taken)}")
         searched = {p for m in spec.methods for p in m.grid}
         for k in ds.method_grids.get("*", {}):
             if k not in searched:
@@ -731,10 +762,12 @@ def _check_names(spec, path, node, origins):
             _check_params(source, {k: None for k in m.grid_borrow.params},
                           f"method {m.grid_borrow.method!r}",
                           lambda k, i=i: at("methods", i, "grid_borrow", key_line=True))
-        for d, ds in enumerate(spec.datasets):
-            params = ds.params_for(m)
+        for d, ds, r in ((d, ds, r) for d, ds in enumerate(spec.datasets)
+                         for r in (None, *ds.split_method_params)):
+            params = ds.params_for(m, r)
             extra = {k: v for k, v in params.items() if k not in m.params or m.params[k] != v}
-            dloc = (key, d, "method_params") if key == "datasets" else (key, "method_params")
+            field = "method_params" if r is None else "split_method_params"
+            dloc = (key, d, field) if key == "datasets" else (key, field)
             _check_params(cls, extra, f"method {m.name!r}",
                           lambda k, dloc=dloc: at(*dloc, key_line=True))
             try:

@@ -79,7 +79,8 @@ KEYS = ("baseline_gamma", "baseline_C", "gamma", "C", "rd", "rf")
 
 
 def selected_settings(label, selection=SELECTION):
-    """The settings mssboost/selection chose for ``label``: the record its manifest names
+    """The settings mssboost/selection's "Settings" search chose for ``label`` on the first
+    split's training part (the split this benchmark runs on): the record its manifest names
     (so a stale record of an older config, left beside it, is never read)."""
     from mlkit.experiment import manifest_records
 
@@ -88,7 +89,8 @@ def selected_settings(label, selection=SELECTION):
         records = manifest_records(selection)
     except (OSError, ValueError, KeyError):
         records = []
-    found = [r for r in records if r["dataset"] == want]
+    found = [r for r in records if r["dataset"] == want and r["method"] == "Settings"
+             and r["repeat"] == 0]
     if not found:
         raise SystemExit(f"no selection record for {want} under {selection}: run "
                          "`mlkit reproduce mssboost/selection`, or pass --select / --settings")

@@ -161,6 +161,7 @@ def test_selection_target_reads_the_records_of_the_settings_method(results, tmp_
     spec["methods"] = spec["methods"][:1]             # the search as Table 2 uses it
     spec["datasets"] = [{"name": "trecvid-style", "label": "TRECVID-style", "role": "TREC",
                          "params": {"random_state": 0, "scale": 0.12, "n_labels": 4}}]
+    spec["protocol"]["repeats"] = 1
     spec["methods"][0]["params"].update(
         gamma_grid=[0.05, 0.5], C_grid=[1.0], base_gamma_grid=[0.5, 5.0], base_C_grid=[1.0],
         rd_grid=[0.2, 0.5], rf_grid=[0.5])
@@ -177,11 +178,67 @@ def test_selection_target_reads_the_records_of_the_settings_method(results, tmp_
     assert table(first.stdout) == table(again.stdout)
     row = [line for line in table(first.stdout).splitlines() if "TRECVID-style" in line][0]
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[2] == "0.050"                                   # the paper's rho beside ours
-    assert cells[3] in ("0.050", "0.500") and cells[6] in ("0.500", "5")
+    assert cells[2:4] == ["Settings", "0"]                       # the search and its split
+    assert cells[4] == "0.050"                                   # the paper's rho beside ours
+    assert cells[5] in ("0.050", "0.500") and cells[8] in ("0.500", "5")
     grid = (results / "mssboost" / "selection" / "grid.csv").read_text()
-    assert grid.count("TRECVID-style,Baseline,") == 2
-    assert grid.count("TRECVID-style,MSSBoost,") >= 1          # rows up to the first pair reaching 80%
+    assert grid.count("TRECVID-style,Settings,0,Baseline,") == 2
+    assert grid.count("TRECVID-style,Settings,0,MSSBoost,") >= 1   # up to the first pair reaching 80%
+
+
+def test_each_splits_settings_are_the_rule_applied_to_that_splits_training_part(tmp_path):
+    """selection.yaml's Settings search, shrunk, on 2 splits through the runner: each split's
+    record holds what select_mssboost_settings chooses on that split's training rows alone,
+    and that choice is the rule of Sec. 6.2.1 read off the record's own CV rows: the
+    Baseline's rho, C with the best 2-fold Mean-AP; then, of the (rd, rf) pairs whose scored
+    MSSBoost reaches 80% of that Mean-AP, the smallest rd * rf, then rd."""
+    from mlkit.config import load_spec
+    from mlkit.datasets import load_dataset
+    from mlkit.experiment import make_splits, run
+    from mlkit.papers.mssboost.selection import select_mssboost_settings
+    from mlkit.papers.mssboost.settings import MSSBoostSettings
+
+    spec = yaml.safe_load((CONFIGS / "mssboost" / "selection.yaml").read_text())
+    spec.pop("quick")
+    spec["methods"] = spec["methods"][:1]
+    spec["datasets"] = [{"name": "trecvid-style", "label": "TRECVID-style", "role": "TREC",
+                         "params": {"random_state": 0, "scale": 0.12, "n_labels": 4}}]
+    params = spec["methods"][0]["params"]
+    params.update(gamma_grid=[0.05, 0.5], C_grid=[1.0, 10.0], base_gamma_grid=[0.5, 5.0],
+                  base_C_grid=[1.0], rd_grid=[0.2, 0.5], rf_grid=[0.2, 1.0], exhaustive=True,
+                  scored_params={"n_estimators": 8, "base_learner": "svm",
+                                 "score_bound": "clip", "chi2_filter": True, "init": "zero"})
+    spec["protocol"]["repeats"] = 2
+    path = tmp_path / "selection.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    loaded = load_spec(path)
+    result = run(loaded, tmp_path / "out")
+    data = load_dataset("trecvid-style", params=spec["datasets"][0]["params"])
+    splits = make_splits(data, loaded.protocol)
+    assert sorted(r["repeat"] for r in result.records) == [0, 1]
+    keys = ("baseline_gamma", "baseline_C", "gamma", "C", "rd", "rf")
+    for rec in result.records:
+        train = splits[rec["repeat"]].train
+        s = rec["model"]
+        est = MSSBoostSettings(**params)
+        direct = select_mssboost_settings(
+            data.X[train], data.Y[train], gamma_grid=params["gamma_grid"],
+            C_grid=params["C_grid"], base_gamma_grid=params["base_gamma_grid"],
+            base_C_grid=params["base_C_grid"], rd_grid=params["rd_grid"],
+            rf_grid=params["rf_grid"], fraction=0.8, n_folds=2, random_state=0,
+            exhaustive=True, scored_estimator=est._scored_estimator(0))
+        assert {k: s[k] for k in keys} == {k: direct[k] for k in keys}
+        # the rule by hand on the record's rows (the first best of equals, in grid order)
+        best = max(s["baseline_grid"], key=lambda g: g["mean_ap"])
+        assert (s["baseline_gamma"], s["baseline_C"]) == (best["gamma"], best["C"])
+        assert len(s["grid"]) == 4 and s["threshold"] == pytest.approx(0.8 * best["mean_ap"])
+        reaching = [g for g in s["grid"] if g["mean_ap"] >= 0.8 * best["mean_ap"]]
+        pick = (min(reaching, key=lambda g: (g["rd"] * g["rf"], g["rd"])) if reaching
+                else max(s["grid"], key=lambda g: g["mean_ap"]))
+        assert (s["rd"], s["rf"], s["gamma"], s["C"], s["reached"]) == (
+            pick["rd"], pick["rf"], pick["gamma"], pick["C"], bool(reaching))
+    # the two splits' training parts differ, and so may what they choose: each is its own
+    assert not np.array_equal(splits[0].train, splits[1].train)
 
 
 def test_the_ablation_rule_on_subspace_row_uses_the_settings_that_search_chose():
@@ -207,31 +264,104 @@ def test_the_ablation_rule_on_subspace_row_uses_the_settings_that_search_chose()
     assert checked == len(ablation.datasets) == 3
 
 
-def test_table2_uses_the_settings_the_selection_target_chose():
-    """table2.yaml's per-collection rho, C, rd, rf are the values mssboost/selection chose
-    (copied by hand into the config): checked for every collection with a committed
-    selection run (the others say in table2.yaml that they are not selected yet)."""
-    import json
+#: table2's collections still run at the settings chosen on split 0's training part: on
+#: TRECVID-style the per-split selection is committed (9 x ~130 CPU s) but table2's runs at
+#: it are not; on corel5k-top39 and corel5k-lear-top39 the "Settings" search's 9 later
+#: splits are not run (about 9 x 330 and 9 x 135 CPU seconds here). Their leak test is a
+#: strict xfail, so giving them their own splits' settings makes this set shrink
+SPLIT0_SETTINGS = {"TRECVID-style", "corel5k-top39", "corel5k-lear-top39"}
 
+
+def _table2_settings(ds, methods, repeat):
+    """{label: (rho, C[, rd, rf])} table2 runs its methods at on ``repeat`` of ``ds``."""
+    out = {}
+    for label, m in methods.items():
+        p = ds.params_for(m, repeat)
+        out[label] = tuple(p[k] for k in (("gamma", "C") if label in ("Baseline", "Bagging")
+                                          else ("gamma", "C", "rd", "rf")))
+    return out
+
+
+def _selection_settings(record, methods):
+    """The same, for the settings a mssboost-settings record chose."""
+    s = record["model"]
+    return {label: ((s["baseline_gamma"], s["baseline_C"]) if label in ("Baseline", "Bagging")
+                    else (s["gamma"], s["C"], s["rd"], s["rf"])) for label in methods}
+
+
+class _Rows:
+    """What make_splits reads of a data set (its size; no stratification here)."""
+
+    stratify = None
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+
+@pytest.mark.parametrize("collection", [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="settings chosen on split 0"))
+    if c in SPLIT0_SETTINGS else c
+    for c in ("TRECVID-style", "corel5k-top39", "corel5k-lear-top39", "scene")])
+def test_no_table2_split_runs_at_settings_chosen_on_its_test_part(collection):
+    """Every method of table2 runs, on every split r, at the rho, C, rd, rf that a committed
+    mssboost/selection record chose (the same choice for every method: the Baseline's and
+    Bagging's rho, C; the base models' rho, C, rd, rf), and that record's training part (the
+    rows its 2-fold CV saw, rebuilt from the selection's protocol and checked against the
+    record's seed and size) shares no example with split r's test part."""
     from mlkit.config import load_spec
+    from mlkit.experiment import make_splits, manifest_records
 
+    table2 = load_spec(CONFIGS / "mssboost" / "table2.yaml")
+    selection = load_spec(CONFIGS / "mssboost" / "selection.yaml")
+    ds = next(d for d in table2.datasets if d.display == collection)
+    sel_ds = next(d for d in selection.datasets if d.display == collection)
+    assert (sel_ds.name, sel_ds.params) == (ds.name, ds.params)       # the same data
+    methods = {m.display: m for m in table2.methods}
+    records = [r for r in manifest_records(CONFIGS.parent / "results" / "mssboost" / "selection")
+               if r["method"] == "Settings" and r["dataset"] == collection]
+    assert records, f"no committed selection record for {collection}"
+    n = records[0]["n_train"] + records[0]["n_test"]
+    chosen_on = {s.repeat: s for s in make_splits(_Rows(n),
+                                                  sel_ds.protocol_over(selection.protocol))}
+    for rec in records:
+        split = chosen_on[rec["repeat"]]
+        assert (rec["split_seed"], rec["n_train"]) == (split.seed, len(split.train))
+    for split in make_splits(_Rows(n), ds.protocol_over(table2.protocol)):
+        used = _table2_settings(ds, methods, split.repeat)
+        sources = [r for r in records if _selection_settings(r, methods) == used]
+        assert sources, f"{collection} split {split.repeat}: no selection record chose {used}"
+        overlap = min(len(np.intersect1d(chosen_on[r["repeat"]].train, split.test))
+                      for r in sources)
+        assert overlap == 0, (f"{collection} split {split.repeat}: its settings were chosen "
+                              f"on a training part holding {overlap} of its "
+                              f"{len(split.test)} test examples")
+
+
+def test_table2_runs_each_split_at_that_splits_own_selection():
+    """Where a collection's settings are chosen per split, split r runs at exactly what the
+    selection chose on split r's training part (not merely at some leak-free choice), and
+    the Settings search ran on every split of table2's protocol."""
+    from mlkit.config import load_spec
     from mlkit.experiment import manifest_records
 
-    runs = manifest_records(CONFIGS.parent / "results" / "mssboost" / "selection")
-    assert runs, "no committed mssboost/selection runs (results/mssboost/selection)"
     table2 = load_spec(CONFIGS / "mssboost" / "table2.yaml")
-    by_label = {d.display: d for d in table2.datasets}
     methods = {m.display: m for m in table2.methods}
-    for rec in runs:
-        if rec["method"] != "Settings":      # the rule-on-Subspace search feeds the ablation
-            continue
-        chosen, ds = rec["model"], by_label[rec["dataset"]]
-        base = ds.params_for(methods["Baseline"])
-        assert (base["gamma"], base["C"]) == (chosen["baseline_gamma"], chosen["baseline_C"])
-        for label in ("Subspace", "RSBag", "NSBoost", "MSSBoost"):
-            p = ds.params_for(methods[label])
-            assert (p["gamma"], p["C"], p["rd"], p["rf"]) == (
-                chosen["gamma"], chosen["C"], chosen["rd"], chosen["rf"]), (rec["dataset"], label)
+    records = [r for r in manifest_records(CONFIGS.parent / "results" / "mssboost" / "selection")
+               if r["method"] == "Settings"]
+    per_split = [d for d in table2.datasets if d.display not in SPLIT0_SETTINGS]
+    assert len(per_split) == 4 - len(SPLIT0_SETTINGS)
+    for ds in per_split:
+        by_repeat = {r["repeat"]: r for r in records if r["dataset"] == ds.display}
+        assert sorted(by_repeat) == list(range(table2.protocol.repeats)), ds.display
+        for r, rec in by_repeat.items():
+            assert _table2_settings(ds, methods, r) == _selection_settings(rec, methods), (
+                ds.display, r)
+    for ds in table2.datasets:           # split 0's choice, also where it is kept for all
+        rec = next(r for r in records if r["dataset"] == ds.display and r["repeat"] == 0)
+        assert _table2_settings(ds, methods, 0) == _selection_settings(rec, methods)
 
 
 def test_the_benchmark_reads_every_collections_selected_settings(tmp_path):
@@ -411,25 +541,29 @@ def test_every_ablation_row_changes_one_setting_of_table2s_mssboost():
     """mssboost/ablation: on every collection a row differs from Table 2's MSSBoost in at
     most one parameter (none: the seed-noise control), and each row changes one somewhere;
     the one change of "MSSBoost (rule on Subspace)" is the model the 80% rule scores, so it
-    may move every setting that rule chooses (rd, rf, base rho and C) and nothing else."""
+    may move every setting that rule chooses (rd, rf, base rho and C) and nothing else.
+    Split by split: where table2's settings differ by split (each split's own selection),
+    the rows follow them (the rule-on-Subspace row's search ran on split 0 only)."""
     from mlkit.config import load_spec
     from mlkit.papers.mssboost.renderers.ablation import _changes
 
     table2 = load_spec(CONFIGS / "mssboost" / "table2.yaml")
     ablation = load_spec(CONFIGS / "mssboost" / "ablation.yaml")
+    assert ablation.protocol == table2.protocol
     mss = next(m for m in table2.methods if m.display == "MSSBoost")
-    ref = {d.display: d.params_for(mss) for d in table2.datasets}
-    for m in ablation.methods:
+    for m, r in ((m, r) for m in ablation.methods for r in range(table2.protocol.repeats)):
+        ref = {d.display: d.params_for(mss, r) for d in table2.datasets}
         n_changed = []
         for ds in ablation.datasets:
-            mine = ds.params_for(m)
+            mine = ds.params_for(m, r)
             assert set(mine) == set(ref[ds.display]), (m.display, ds.display)
             changed = {k for k, v in mine.items() if ref[ds.display][k] != v}
             if m.display == "MSSBoost (rule on Subspace)":
                 assert changed <= {"rd", "rf", "gamma", "C"}, (ds.display, changed)
                 changed = {"rule"} if changed else set()
             n_changed.append(len(changed))
-        assert max(n_changed) == 1, (m.display, n_changed)
+        assert max(n_changed) <= 1, (m.display, r, n_changed)
+        assert r or max(n_changed) == 1, (m.display, n_changed)
     rows = dict(_changes(ablation, table2))
     assert rows["MSSBoost (rf 0.5)"]["corel5k-top39"] == "rf = 0.5 (table2: 1.0)"
     assert rows["MSSBoost (rf 0.5)"]["scene"].startswith("none: Table 2's settings")

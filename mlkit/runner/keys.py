@@ -31,12 +31,15 @@ def _key_payload(spec, dataset, method):
     return {
         # a change of the method's numbers never reuses the records made before it
         "numerics_revision": numerics_revision(method.name, method.params),
+        # (the method's parameters, split_method_params' included, are in "method")
         "dataset": dataset.model_dump(mode="json", exclude={"method_params", "method_grids",
-                                                            "label", "role", "when_present",
+                                                            "split_method_params", "label",
+                                                            "role", "when_present",
                                                             "protocol"}),
         # the grid-search options added later count only when set, so the records made
-        # before them keep their keys
-        "method": method.model_dump(mode="json", exclude={"label"} | {
+        # before them keep their keys; ``repeats`` (which runs are made) never changes a
+        # run's numbers
+        "method": method.model_dump(mode="json", exclude={"label", "repeats"} | {
             k for k in ("grid_stratified", "grid_n_xv_cap", "grid_rule", "grid_also",
                         "grid_staged", "grid_borrow", "seed_from")
             if getattr(method, k)
@@ -83,14 +86,20 @@ def _plan(spec, out_dir, datasets=None, methods=None):
             continue
         protocol = ds.protocol_over(spec.protocol)
         folds = protocol.n_folds if protocol.split == "cv" else 1
-        # the methods as run on this dataset, and what their keys share, once
-        as_run = [(m, _key_payload(spec, ds, m)) for m in
-                  (ds.method_as_run(sm) for sm in spec.methods
-                   if methods is None or sm.display in methods)]
+        chosen = [sm for sm in spec.methods if methods is None or sm.display in methods]
+        # the methods as run on this dataset, and what their keys share, once (once per
+        # repetition where split_method_params gives that repetition its own parameters)
+        as_run = {}
         for r in range(protocol.repeats):
+            at = r if r in ds.split_method_params else None
+            if at not in as_run:
+                as_run[at] = [(m, _key_payload(spec, ds, m)) for m in
+                              (ds.method_as_run(sm, at) for sm in chosen)]
             for f in range(folds):
                 split = Split(r, f, None, None, 0)
-                for method, payload in as_run:
+                for method, payload in as_run[at]:
+                    if method.repeats is not None and r >= method.repeats:
+                        continue
                     yield (ds, method, split, _run_key(spec, ds, method, split, payload),
                            record_path(out_dir, ds, method, split))
 

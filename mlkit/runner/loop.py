@@ -104,10 +104,15 @@ def run(spec, out_dir, *, jobs=1, force=False, backend=None, scheduler=None,
         data_sha = data.fingerprint()
         for spec_method in spec.methods:     # every bad value said before anything is fitted
             check_method_parameters(ds.method_as_run(spec_method), ds.display)
+            for r in ds.split_method_params:
+                check_method_parameters(ds.method_as_run(spec_method, r),
+                                        f"{ds.display} (repetition {r})")
         for split in make_splits(data, ds.protocol_over(spec.protocol)):
             for spec_method in spec.methods:
-                # the method as run on this dataset, with its per-dataset parameters
-                method = ds.method_as_run(spec_method)
+                # the method as run on this dataset and repetition, with its parameters there
+                method = ds.method_as_run(spec_method, split.repeat)
+                if method.repeats is not None and split.repeat >= method.repeats:
+                    continue
                 if only is not None and not only(ds.display, method.display, split):
                     continue
                 key = _run_key(spec, ds, method, split)

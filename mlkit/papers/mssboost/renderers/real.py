@@ -226,12 +226,32 @@ def render_table2(result, out_dir, spec):
                "Algorithm 2 as written (F = 0 at the start); "
                f"{INTERCEPT} starts from each label's training log-odds (not in the paper; "
                "the paper's numbers beside it are MSSBoost's). X − method: mean paired "
-               "difference (paired t-test p). Settings (rho, C, rd, rf) chosen once by the "
-               "paper's 2-fold CV rule, scoring MSSBoost against 80% of the Baseline, on the "
-               "first split's training part (mssboost/selection) and kept for every split, as "
-               "the paper chooses once; later splits' test parts overlap that training part.")
+               "difference (paired t-test p). Settings (rho, C, rd, rf) of every method "
+               "chosen by the paper's 2-fold CV rule, scoring MSSBoost against 80% of the "
+               f"Baseline (mssboost/selection), {_settings_scope(result.spec)}.")
     text = write_table(pd.DataFrame(rows), out_dir, caption)
     return Rendered(text, figures, [out_dir / "table.md"])
+
+
+def _settings_scope(spec):
+    """Where each collection's settings were chosen, as the config gives them: on each
+    split's own training part (``split_method_params`` for every later repetition), or on
+    the first split's and kept for every split (whose later test parts overlap it)."""
+    repeats = spec.protocol.repeats
+    own = [d.display for d in spec.datasets
+           if set(range(1, d.protocol_over(spec.protocol).repeats)) <= set(d.split_method_params)]
+    first = [d.display for d in spec.datasets if d.display not in own]
+    parts = []
+    if own:
+        parts.append(f"on each split's own training part ({', '.join(own)}: split r's runs "
+                     "use the choice made on split r's training part, never on its test part)")
+    if first and repeats > 1:
+        parts.append(f"on the first split's training part and kept for every split "
+                     f"({', '.join(first)}; the later splits' test parts overlap that "
+                     "training part)")
+    elif first:
+        parts.append(f"on the split's training part ({', '.join(first)})")
+    return "; ".join(parts)
 
 
 def _diff_cell(runs, dataset, a, b):
@@ -703,9 +723,10 @@ def render_selection(result, out_dir, spec):
     rows, grid_rows, figures, edges = [], [], {}, []
     for label in result.datasets:
         for rec in runs_of(result.frame, label):
-            s = rec["model"]
-            edges += [f"{label}: {what} = {value:g} is the {side} end of its grid "
-                      f"{sorted(grid)}" for what, value, grid, side in _grid_edges(rec)]
+            s, split = rec["model"], f"r{rec['repeat']:02d}"
+            edges += [f"{label} ({rec['method']}, split {rec['repeat']}): {what} = {value:g} "
+                      f"is the {side} end of its grid {sorted(grid)}"
+                      for what, value, grid, side in _grid_edges(rec)]
 
             def paper(key):
                 pv = spec.paper_value(label, "Subspace", key, role=roles.get(label))
@@ -713,6 +734,7 @@ def render_selection(result, out_dir, spec):
 
             rows.append({
                 "collection": label, "role": roles.get(label) or "",
+                "search": rec["method"], "split": rec["repeat"],
                 "rho (paper)": paper("gamma"),
                 "Baseline rho": s["baseline_gamma"], "Baseline C": s["baseline_C"],
                 "Baseline SV fraction": s["baseline_sv_fraction"],
@@ -726,16 +748,23 @@ def render_selection(result, out_dir, spec):
                 "80% reached": "yes" if s["reached"] else "no (best pair)",
                 "Baseline test Mean-AP": rec["metrics"]["mean_ap"]})
             for key in ("baseline_gamma", "baseline_C", "gamma", "C", "rd", "rf"):
-                figures[f"{key}.{label}"] = s[key]
-            grid_rows += [{"collection": label, "model": "Baseline", **g}
-                          for g in s["baseline_grid"]]
-            grid_rows += [{"collection": label, "model": s.get("scored", "Subspace"), **g}
+                figures[f"{key}.{label}.{rec['method']}.{split}"] = s[key]
+            where = {"collection": label, "search": rec["method"], "split": rec["repeat"]}
+            grid_rows += [{**where, "model": "Baseline", **g} for g in s["baseline_grid"]]
+            grid_rows += [{**where, "model": s.get("scored", "Subspace"), **g}
                           for g in s["grid"]]
     if not rows:
         raise MlkitError("mssboost/selection: no run of mssboost-settings in the results; "
                          "the config's methods must include it")
-    caption = _caption(result, "Sec. 6.2.1, by 2-fold CV on the training part of the first "
-                               "split: the Baseline's rho and C by CV of the Baseline (with its "
+    splits = {m: sorted({r["repeat"] for r in runs_of(result.frame, None, m)})
+              for m in dict.fromkeys(result.frame["method"])}
+    where = "; ".join(f"{m}: " + (f"on each of splits {v[0]}-{v[-1]}, on that split's own "
+                                  "training part" if len(v) > 1 else
+                                  f"on split {v[0]}'s training part")
+                      for m, v in splits.items())
+    caption = _caption(result, f"Sec. 6.2.1, by 2-fold CV on a training part of Table 2's "
+                               f"splits ({where}; never on a part of that split's test part): "
+                               "the Baseline's rho and C by CV of the Baseline (with its "
                                "support-vector fraction there); for each (rd, rf) the base "
                                "models' rho and C by CV of the Subspace model; then the "
                                "smallest rd*rf (then rd) whose scored model (column 'rule "
