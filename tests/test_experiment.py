@@ -515,7 +515,7 @@ def test_grid_options_stratified_folds_n_xv_cap_and_recorded_fold_scores():
     # a method without the options keeps the key it had before they existed
     before = {k: v for k, v in plain.model_dump(mode="json").items()
               if k not in ("grid_stratified", "grid_n_xv_cap", "grid_rule", "grid_also",
-                           "grid_staged", "grid_borrow", "seed_from", "label")}
+                           "grid_staged", "grid_borrow", "seed_from", "label", "repeats")}
     assert _key_payload(spec, dataset, plain)["method"] == before
     assert _run_key(spec, dataset, plain, split) != _run_key(spec, dataset, strat, split)
     # seed_from: an ablation row takes the seeds (random state, inner folds) of another
